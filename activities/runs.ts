@@ -1,0 +1,49 @@
+// Run bookkeeping: the store learns how every run goes; cron firings become runs here.
+import type { Deps } from '../config/runtime.ts';
+import * as runs from '../store/workflow-runs.ts';
+import { findWorkflowById } from '../store/workflows.ts';
+import { buildSnapshot } from '../workflows/snapshot.ts';
+import type { RunSnapshot, RunState } from '../workflows/types.ts';
+
+type RunDeps = Pick<Deps, 'sql' | 'config'>;
+
+export function setRunStatus(
+  deps: RunDeps,
+  runId: string,
+  status: 'running' | 'waiting_for_approval',
+): Promise<void> {
+  return runs.setRunStatus(deps.sql, runId, status);
+}
+
+export function finishRun(deps: RunDeps, runId: string, state: RunState): Promise<void> {
+  return runs.finishRun(deps.sql, runId, state);
+}
+
+/**
+ * Snapshots the definition for a cron run and records the run; null when the workflow is archived
+ * or gone (a firing that raced the schedule's deletion). The run id comes from the launcher, so a
+ * retried activity records the same run once.
+ */
+export async function beginScheduledRun(
+  deps: RunDeps,
+  input: { workflowId: string; runId: string },
+): Promise<RunSnapshot | null> {
+  const wf = await findWorkflowById(deps.sql, input.workflowId);
+  if (!wf || wf.archived_at !== null) return null;
+  // A cron run has no one to ask for inputs: only workflows without inputs may have a schedule.
+  await runs.insertRun(deps.sql, {
+    id: input.runId,
+    workflow_id: wf.id,
+    org_id: wf.org_id,
+    trigger: 'cron',
+    initiator_user_id: null,
+    initiator_api_key_id: null,
+    inputs: {},
+  });
+  return buildSnapshot(deps.config, wf, {
+    runId: input.runId,
+    trigger: 'cron',
+    initiatorUserId: null,
+    inputs: {},
+  });
+}

@@ -1,0 +1,283 @@
+// MySQL and MariaDB through mysql2. Statements run as server-side prepared statements (binary
+// protocol), so values are bound by the server, never escaped into the text; rows are streamed
+// and the connection is dropped once maxRows + 1 arrived, which stops the server sending.
+import { isIP, connect as netConnect, type Socket } from 'node:net';
+import mysql, { type FieldPacket, type PoolConnection, type PoolOptions, type QueryError } from 'mysql2';
+import { guardedConnect } from './connect.ts';
+import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
+import { mysqlSsl, tlsMode } from './ssl.ts';
+import type {
+  Adapter,
+  AdapterPool,
+  ConnectionConfig,
+  ExecuteOptions,
+  ParamValue,
+  QueryResult,
+  SchemaTable,
+} from './types.ts';
+import {
+  checkExecuteOptions,
+  checkStatement,
+  groupSchema,
+  RowCollector,
+  reusableAfter,
+  type SchemaRow,
+} from './values.ts';
+
+const POOL_SIZE = 5;
+const CANCEL_GRACE_MS = 5_000;
+const ER_UNSUPPORTED_PS = 1295;
+// Column types whose text mysql2 hands over with a space between date and time (dateStrings).
+const DATETIME_TYPES = new Set([7 /* TIMESTAMP */, 12 /* DATETIME */]);
+
+/** mysql2 connection options for `config` (exported for unit tests). */
+export function mysqlOptions(config: ConnectionConfig): PoolOptions {
+  const options: PoolOptions = {
+    host: config.hostname,
+    port: config.port,
+    user: config.username,
+    password: config.password,
+    database: config.database,
+    ssl: mysqlSsl(config.ssl),
+    connectTimeout: (config.timeoutSeconds ?? 30) * 1000,
+    connectionLimit: POOL_SIZE,
+    maxIdle: POOL_SIZE,
+    idleTimeout: 60_000,
+    enableKeepAlive: true,
+    // Exact values (README "Value mapping"): BIGINT and DECIMAL as strings, dates as the server
+    // wrote them; Date parameters are sent as UTC wall time.
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    dateStrings: true,
+    timezone: 'Z',
+    multipleStatements: false,
+    maxPreparedStatements: 64,
+  };
+  if (tlsMode(config.ssl) === 'verify-full' && isIP(config.hostname)) {
+    options.stream = () => socketNamed(config.hostname, config.port);
+  }
+  return options;
+}
+
+/**
+ * A TCP socket that remembers `host` even when it is an IP address. mysql2 sends no servername
+ * for an IP and skips its own name check, and Node then checks the certificate against
+ * `socket._host`, which it records for DNS names only, else against 'localhost': verify-full to
+ * an IP would accept any certificate naming localhost. (mysql2 only sets no-delay and keep-alive
+ * on sockets it makes itself, so this one does too.)
+ */
+function socketNamed(host: string, port: number): Socket {
+  const socket = netConnect({ host, port });
+  Object.assign(socket, { _host: host });
+  socket.setNoDelay(true);
+  socket.once('connect', () => socket.setKeepAlive(true));
+  return socket;
+}
+
+interface Outcome {
+  fields: FieldPacket[];
+  rows: RowCollector;
+  affected: number | null;
+  warnings: number;
+}
+
+class MysqlPool implements AdapterPool {
+  private readonly secrets: string[];
+  private readonly options: PoolOptions;
+  private readonly pool: mysql.Pool;
+
+  constructor(config: ConnectionConfig) {
+    this.secrets = secretsOf(config);
+    this.options = mysqlOptions(config);
+    this.pool = mysql.createPool(this.options);
+  }
+
+  async check(): Promise<void> {
+    const conn = mysql.createConnection(this.options);
+    conn.on('error', () => {}); // reported through the query callback
+    try {
+      await new Promise<void>((resolve, reject) =>
+        conn.query('SELECT 1', (err) => (err ? reject(err) : resolve())),
+      );
+    } catch (err) {
+      throw toAdapterError(err, this.secrets, 'connection');
+    } finally {
+      conn.destroy();
+    }
+  }
+
+  async execute(text: string, params: ParamValue[], options: ExecuteOptions): Promise<QueryResult> {
+    checkExecuteOptions(options);
+    const kind = checkStatement(text);
+    const started = performance.now();
+    const limitMs = options.timeoutSeconds * 1000;
+    const conn = await this.connection(limitMs);
+    const leftMs = Math.max(1, limitMs - (performance.now() - started));
+    let timedOut = false;
+    let reusable = reusableAfter(kind);
+    let cut: NodeJS.Timeout | undefined;
+    const abort = new AbortController();
+    const cancel = setTimeout(() => {
+      timedOut = true;
+      this.kill(conn.threadId);
+      // If the server does not stop after the kill, the connection is cut.
+      cut = setTimeout(() => {
+        abort.abort();
+        conn.destroy();
+      }, CANCEL_GRACE_MS);
+    }, leftMs);
+    try {
+      const outcome = await this.run(conn, text, params, options.maxRows, abort.signal);
+      // A killed SLEEP() returns 1 instead of failing: past the limit, the result is not trusted.
+      if (timedOut) throw new Error('interrupted');
+      // The stream was abandoned mid-way: the connection is still receiving rows.
+      if (outcome.rows.truncated) reusable = false;
+      const messages = outcome.warnings > 0 && reusable ? await this.warnings(conn) : [];
+      const columns = outcome.fields.map((f) => f.name);
+      return outcome.rows.result(columns, kind, messages, outcome.affected);
+    } catch (err) {
+      if (timedOut) {
+        reusable = false;
+        const detail = err instanceof Error && err.message !== 'interrupted' ? err.message : undefined;
+        throw timeoutError(options.timeoutSeconds, detail, this.secrets);
+      }
+      if ((err as QueryError).fatal) reusable = false;
+      throw toAdapterError(err, this.secrets, 'query');
+    } finally {
+      clearTimeout(cancel);
+      clearTimeout(cut);
+      if (reusable) conn.release();
+      else conn.destroy();
+    }
+  }
+
+  /** Prepared first; a statement the server cannot prepare runs over the text protocol if it has no parameters. */
+  private async run(
+    conn: PoolConnection,
+    sql: string,
+    params: ParamValue[],
+    maxRows: number,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
+    try {
+      return await this.stream(conn, sql, params, maxRows, true, signal);
+    } catch (err) {
+      if ((err as QueryError).errno !== ER_UNSUPPORTED_PS || params.length > 0) throw err;
+      return await this.stream(conn, sql, params, maxRows, false, signal);
+    }
+  }
+
+  /** Runs one statement, keeping the first result set's rows up to the cap. */
+  private stream(
+    conn: PoolConnection,
+    sql: string,
+    values: ParamValue[],
+    maxRows: number,
+    prepared: boolean,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
+    return new Promise<Outcome>((resolve, reject) => {
+      const out: Outcome = { fields: [], rows: new RowCollector(maxRows), affected: null, warnings: 0 };
+      let datetime: number[] = [];
+      let settled = false;
+      const finish = (err?: unknown) => {
+        if (settled) return;
+        settled = true;
+        if (err) reject(err);
+        else resolve(out);
+      };
+      signal.addEventListener('abort', () => finish(new Error('interrupted')), { once: true });
+      const cmd = prepared
+        ? conn.execute({ sql, values, rowsAsArray: true })
+        : conn.query({ sql, rowsAsArray: true });
+      cmd.on('fields', (fields: FieldPacket[] | undefined) => {
+        // undefined for a statement without a result set; later result sets (CALL) are not returned.
+        if (!fields || out.fields.length > 0) return;
+        out.fields = fields;
+        datetime = fields.flatMap((f, i) => (DATETIME_TYPES.has(f.columnType ?? -1) ? [i] : []));
+      });
+      cmd.on('result', (row: unknown, index?: number) => {
+        if (settled) return;
+        if (!Array.isArray(row)) {
+          const header = row as { affectedRows?: number; warningStatus?: number };
+          out.affected = header.affectedRows ?? null;
+          out.warnings = header.warningStatus ?? 0;
+          return;
+        }
+        if ((index ?? 0) > 0) return;
+        for (const i of datetime)
+          if (typeof row[i] === 'string') row[i] = (row[i] as string).replace(' ', 'T');
+        if (!out.rows.add(row)) finish(); // cap reached: stop reading, the caller drops the connection
+      });
+      cmd.on('error', (err: QueryError) => finish(err));
+      cmd.on('end', () => finish());
+    });
+  }
+
+  private connection(timeoutMs: number): Promise<PoolConnection> {
+    return new Promise<PoolConnection>((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new AdapterError(`no free connection within ${timeoutMs / 1000} s`, 'timeout', 'TIMEOUT'));
+      }, timeoutMs);
+      this.pool.getConnection((err, conn) => {
+        clearTimeout(timer);
+        if (late) return conn?.release();
+        if (err) reject(toAdapterError(err, this.secrets, 'connection'));
+        else resolve(conn);
+      });
+    });
+  }
+
+  /** KILL QUERY from a connection of its own: the statement's connection is busy running it. */
+  private kill(threadId: number): void {
+    const conn = mysql.createConnection(this.options);
+    conn.on('error', () => {});
+    // threadId is the server's connection id, an integer the driver read from the handshake.
+    conn.query(`KILL QUERY ${Number(threadId)}`, () => conn.destroy());
+  }
+
+  private warnings(conn: PoolConnection): Promise<string[]> {
+    return new Promise((resolve) => {
+      conn.query({ sql: 'SHOW WARNINGS', rowsAsArray: true }, (err, rows) => {
+        if (err || !Array.isArray(rows)) return resolve([]);
+        resolve((rows as unknown[][]).map((r) => `${String(r[0])}: ${String(r[2])}`));
+      });
+    });
+  }
+
+  async readSchema(): Promise<SchemaTable[]> {
+    const sql = `SELECT c.TABLE_SCHEMA AS \`schema\`, c.TABLE_NAME AS name, t.TABLE_TYPE = 'VIEW' AS is_view,
+                        c.COLUMN_NAME AS \`column\`, c.COLUMN_TYPE AS type, c.IS_NULLABLE = 'YES' AS nullable
+                   FROM information_schema.COLUMNS c
+                   JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME
+                  WHERE c.TABLE_SCHEMA = DATABASE()
+                  ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION`;
+    try {
+      const rows = await new Promise<SchemaRow[]>((resolve, reject) =>
+        this.pool.query(sql, (err, result) => (err ? reject(err) : resolve(result as SchemaRow[]))),
+      );
+      return groupSchema(
+        rows.map((r) => ({
+          ...r,
+          is_view: Boolean(Number(r.is_view)),
+          nullable: Boolean(Number(r.nullable)),
+        })),
+      );
+    } catch (err) {
+      throw toAdapterError(err, this.secrets, 'query');
+    }
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.pool.end(() => resolve()));
+  }
+}
+
+/** MySQL / MariaDB (mysql2). Placeholders `?`. */
+export const mysqlAdapter: Adapter = {
+  name: 'mysql',
+  placeholder: () => '?',
+  connect: (config) => guardedConnect('mysql', config, (c) => new MysqlPool(c)),
+};

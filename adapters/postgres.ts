@@ -1,0 +1,218 @@
+// PostgreSQL through postgres.js. One statement per call over the extended protocol, with the
+// user's values as bind parameters; rows read through a portal with a row limit, so a capped
+// query never transfers more than maxRows + 1 rows.
+import postgres from 'postgres';
+import { guardedConnect } from './connect.ts';
+import { secretsOf, timeoutError, toAdapterError } from './errors.ts';
+import { Lender } from './lender.ts';
+import { postgresSsl } from './ssl.ts';
+import type {
+  Adapter,
+  AdapterPool,
+  ConnectionConfig,
+  ExecuteOptions,
+  ParamValue,
+  QueryResult,
+  SchemaTable,
+} from './types.ts';
+import {
+  checkExecuteOptions,
+  groupSchema,
+  RowCollector,
+  reusableAfter,
+  type SchemaRow,
+  statementKind,
+} from './values.ts';
+
+const POOL_SIZE = 5;
+const IDLE_SECONDS = 60;
+/** After the cancel request, how long the statement may take to stop before its connection is cut. */
+const CANCEL_GRACE_MS = 5_000;
+
+// Dates and times as the server wrote them, in ISO 8601 shape, rather than postgres.js's Dates:
+// `date` and `timestamp` carry no zone (a Date would invent one, and lose microseconds);
+// `timestamptz` is an instant, written in UTC. Bytes are base64 (README "Value mapping").
+const isoInstant = (x: string): string => {
+  const d = new Date(x);
+  return Number.isNaN(d.getTime()) ? x : d.toISOString(); // 'infinity' stays as written
+};
+const toText = (x: unknown): string => (x instanceof Date ? x.toISOString() : String(x));
+const TYPES = {
+  isoDate: { to: 1082, from: [1082], serialize: toText, parse: (x: string) => x },
+  isoTimestamp: { to: 1114, from: [1114], serialize: toText, parse: (x: string) => x.replace(' ', 'T') },
+  isoTimestamptz: { to: 1184, from: [1184], serialize: toText, parse: isoInstant },
+  base64Bytea: {
+    to: 17,
+    from: [17],
+    serialize: (x: Uint8Array | string) =>
+      typeof x === 'string' ? x : `\\x${Buffer.from(x).toString('hex')}`,
+    parse: (x: string) => Buffer.from(x.slice(2), 'hex').toString('base64'),
+  },
+};
+
+/** What postgres.js resolves a raw (`.values()`) query with; its typings leave these out. */
+interface PgResult extends Array<unknown[]> {
+  command: string | null;
+  count: number | null;
+  columns?: Array<{ name: string; table: number; number: number }> | null;
+}
+
+/** One single-connection client and the notices of the statement it is running. */
+class Slot {
+  notices: string[] | null = null;
+  readonly sql: postgres.Sql;
+  constructor(options: postgres.Options<Record<string, postgres.PostgresType>>) {
+    this.sql = postgres({
+      ...options,
+      max: 1,
+      onnotice: (n: postgres.Notice) => this.notices?.push(`${n.severity}: ${n.message}`),
+    });
+  }
+}
+
+/** postgres.js options for `config` (exported for unit tests). */
+export function postgresOptions(
+  config: ConnectionConfig,
+): postgres.Options<Record<string, postgres.PostgresType>> {
+  return {
+    host: config.hostname,
+    port: config.port,
+    database: config.database,
+    username: config.username,
+    // A function, so an empty password is not replaced by $PGPASSWORD.
+    password: () => config.password,
+    ssl: postgresSsl(config.ssl, config.hostname),
+    connect_timeout: config.timeoutSeconds ?? 30,
+    idle_timeout: IDLE_SECONDS,
+    prepare: false,
+    types: TYPES,
+    connection: { application_name: 'countersign' },
+  };
+}
+
+function bindValue(sql: postgres.Sql, v: ParamValue): postgres.ParameterOrJSON<never> {
+  // postgres.js infers int8 for a bigint but does not type it; pass it as int8 text.
+  return typeof v === 'bigint' ? sql.typed(v.toString(), 20) : v;
+}
+
+class PostgresPool implements AdapterPool {
+  private readonly secrets: string[];
+  private readonly slots: Lender<Slot>;
+  private readonly options: postgres.Options<Record<string, postgres.PostgresType>>;
+
+  constructor(private readonly config: ConnectionConfig) {
+    this.secrets = secretsOf(config);
+    this.options = postgresOptions(config);
+    this.slots = new Lender(
+      () => new Slot(this.options),
+      (slot) => slot.sql.end({ timeout: 0 }),
+      POOL_SIZE,
+    );
+  }
+
+  async check(): Promise<void> {
+    const sql = postgres({ ...this.options, max: 1, fetch_types: false, onnotice: () => {} });
+    try {
+      await sql`select 1`;
+    } catch (err) {
+      throw toAdapterError(err, this.secrets, 'connection');
+    } finally {
+      await sql.end({ timeout: 0 });
+    }
+  }
+
+  async execute(text: string, params: ParamValue[], options: ExecuteOptions): Promise<QueryResult> {
+    checkExecuteOptions(options);
+    const started = performance.now();
+    const limitMs = options.timeoutSeconds * 1000;
+    const slot = await this.slots.acquire(limitMs);
+    const leftMs = Math.max(1, limitMs - (performance.now() - started));
+    slot.notices = [];
+    let timedOut = false;
+    let reusable = true;
+    // The adapter's job is to run the user's SQL: the text goes to the server as the statement
+    // and every value only as a bind parameter, never into the text.
+    const query = slot.sql.unsafe(
+      text,
+      params.map((v) => bindValue(slot.sql, v)),
+    );
+    const cancel = setTimeout(() => {
+      timedOut = true;
+      void query.cancel();
+    }, leftMs);
+    const cut = setTimeout(() => {
+      reusable = false;
+      void slot.sql.end({ timeout: 0 });
+    }, leftMs + CANCEL_GRACE_MS);
+    try {
+      // A portal row limit of maxRows + 1: when the server suspends the portal there were more
+      // rows than the cap, and CLOSE ends the statement without reading them.
+      const res = (await query.values().cursor(options.maxRows + 1, (rows) => {
+        if ((rows as unknown as PgResult).command === null) return slot.sql.CLOSE;
+      })) as unknown as PgResult;
+      const columns = res.columns ?? [];
+      const rows = new RowCollector(options.maxRows);
+      for (const row of res) if (!rows.add(row)) break;
+      // No command tag arrives for a portal closed early.
+      const command = res.command ?? statementKind(text);
+      reusable &&= reusableAfter(command.split(' ')[0] ?? '');
+      const result = rows.result(
+        columns.map((c) => c.name),
+        command,
+        slot.notices,
+        res.count,
+      );
+      result.columnSources = columns.map((c) =>
+        c.table ? { tableOid: c.table, columnNumber: c.number } : null,
+      );
+      return result;
+    } catch (err) {
+      if (timedOut)
+        throw timeoutError(
+          options.timeoutSeconds,
+          err instanceof Error ? err.message : undefined,
+          this.secrets,
+        );
+      reusable &&= reusableAfter(statementKind(text));
+      throw toAdapterError(err, this.secrets, 'query');
+    } finally {
+      clearTimeout(cancel);
+      clearTimeout(cut);
+      slot.notices = null;
+      if (reusable) this.slots.release(slot);
+      else this.slots.discard(slot);
+    }
+  }
+
+  async readSchema(): Promise<SchemaTable[]> {
+    const slot = await this.slots.acquire((this.config.timeoutSeconds ?? 30) * 1000);
+    try {
+      const rows = await slot.sql<SchemaRow[]>`
+        select n.nspname as schema, c.relname as name, c.relkind in ('v', 'm') as is_view,
+               a.attname as column, format_type(a.atttypid, a.atttypmod) as type, not a.attnotnull as nullable
+          from pg_catalog.pg_class c
+          join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+          join pg_catalog.pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+         where c.relkind in ('r', 'p', 'v', 'm', 'f')
+           and n.nspname <> 'information_schema' and n.nspname not like 'pg\\_%'
+           and has_any_column_privilege(c.oid, 'SELECT')
+         order by n.nspname, c.relname, a.attnum`;
+      this.slots.release(slot);
+      return groupSchema(rows);
+    } catch (err) {
+      this.slots.discard(slot);
+      throw toAdapterError(err, this.secrets, 'query');
+    }
+  }
+
+  close(): Promise<void> {
+    return this.slots.close();
+  }
+}
+
+/** PostgreSQL (postgres.js). Placeholders `$1`, `$2`, ... */
+export const postgresAdapter: Adapter = {
+  name: 'postgres',
+  placeholder: (index) => `$${index}`,
+  connect: (config) => guardedConnect('postgres', config, (c) => new PostgresPool(c)),
+};

@@ -1,0 +1,90 @@
+/** The engines a database can use (SPEC.md 2.2 `adapter`). */
+export const ADAPTERS = ['postgres', 'mysql', 'clickhouse', 'sqlserver', 'oracle'] as const;
+export type AdapterName = (typeof ADAPTERS)[number];
+
+/** Default port per adapter, used when a database omits `port`. */
+export const DEFAULT_PORTS: Record<AdapterName, number> = {
+  postgres: 5432,
+  mysql: 3306,
+  clickhouse: 8123,
+  sqlserver: 1433,
+  oracle: 1521,
+};
+
+/** SSL settings of a database (SPEC.md 2.2 `ssl`, `verify_server_hostname`; 4.2 setup certificates). PEM text. */
+export interface SslSettings {
+  enabled: boolean;
+  /** With a CA the server chain is verified against it; without one the link is encrypted but unverified. */
+  caCert: string | null;
+  /** Also require the server certificate to name `hostname` (Postgres verify-full). Requires `caCert`. */
+  verifyServerHostname: boolean;
+  clientCert: string | null;
+  clientKey: string | null;
+}
+
+/** Everything an adapter needs to open a connection as one credential. Secrets already decrypted. */
+export interface ConnectionConfig {
+  adapter: AdapterName;
+  hostname: string;
+  port: number;
+  database: string;
+  username: string;
+  password: string;
+  ssl: SslSettings;
+  /** Seconds; null means the adapter default (30 s). */
+  timeoutSeconds: number | null;
+}
+
+/** A bound parameter value. */
+export type ParamValue = string | number | boolean | null | bigint | Date | Uint8Array;
+
+/** SPEC.md 2.1 query step output shape, also the shape of every governed query result. */
+export interface QueryResult {
+  columns: string[];
+  rows: unknown[][];
+  command: string;
+  messages: string[];
+  num_rows: number;
+  /** True when the row cap cut the result. */
+  truncated: boolean;
+  /** Where each result column comes from when the engine reports it (Postgres: table oid + attnum). */
+  columnSources?: Array<{ tableOid: number; columnNumber: number } | null>;
+}
+
+export interface ExecuteOptions {
+  /** At most this many rows are returned; `truncated` tells if there were more. */
+  maxRows: number;
+  /** Statement timeout in seconds. */
+  timeoutSeconds: number;
+}
+
+export interface SchemaColumn {
+  name: string;
+  type: string;
+  nullable: boolean;
+}
+export interface SchemaTable {
+  schema: string;
+  name: string;
+  kind: 'table' | 'view';
+  columns: SchemaColumn[];
+}
+
+/** One open pool for one credential of one database. */
+export interface AdapterPool {
+  /** Opens a connection and runs a trivial statement; throws the driver's own error on failure. */
+  check(): Promise<void>;
+  /** Runs one statement with bound parameters in the adapter's placeholder style. */
+  execute(sql: string, params: ParamValue[], options: ExecuteOptions): Promise<QueryResult>;
+  /** Tables, views and their columns, for schema browsing (MCP). */
+  readSchema(): Promise<SchemaTable[]>;
+  close(): Promise<void>;
+}
+
+/** An engine: makes pools from connection configs. */
+export interface Adapter {
+  name: AdapterName;
+  /** The placeholder for the 1-based parameter `index` (`$1`, `?`, `{p1:String}`, `@p1`, `:1`). */
+  placeholder(index: number, value: ParamValue): string;
+  connect(config: ConnectionConfig): AdapterPool;
+}

@@ -1,0 +1,69 @@
+import { Hono } from 'hono';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Deps } from '../config/runtime.ts';
+import type { AppEnv } from './env.ts';
+import { AppError, internalError, notFound, problemResponse } from './errors.ts';
+import { mcpRoutes } from './mcp/index.ts';
+import { requestLog } from './middleware/request-log.ts';
+import { oauthRoutes } from './oauth/index.ts';
+import { ssoRoutes } from './routes/sso.tsx';
+import { apiKeyRoutes } from './routes/api-keys.ts';
+import { auditRoutes } from './routes/audit.ts';
+import { dataProtectionRoutes } from './routes/data-protection.ts';
+import { databaseRoutes } from './routes/databases.ts';
+import { grantRoutes } from './routes/grants.ts';
+import { healthRoutes } from './routes/health.ts';
+import { jwksRoutes } from './routes/jwks.ts';
+import { meRoutes } from './routes/me.ts';
+import { queryRequestRoutes } from './routes/query-requests.ts';
+import { sessionRoutes } from './routes/session.tsx';
+import { tokenRoutes } from './routes/tokens.ts';
+import { trackerWebhookRoutes } from './routes/tracker-webhook.ts';
+import { workflowRoutes } from './routes/workflows.ts';
+
+/** The whole HTTP surface: one router per resource, one error mapper. */
+export function createApp(deps: Deps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', requestLog(deps.logger));
+  // Pages must not be framed (clickjacking on consent and review buttons).
+  app.use('*', secureHeaders({ xFrameOptions: 'DENY', referrerPolicy: 'no-referrer' }));
+
+  app.route('/', healthRoutes(deps));
+  app.route('/', sessionRoutes(deps));
+  app.route('/api/v1/me', meRoutes(deps));
+  app.route('/api/v1/api-keys', apiKeyRoutes(deps));
+  app.route('/api/v1/tokens', tokenRoutes(deps));
+  app.route('/api/v1/desk/databases', databaseRoutes(deps));
+  app.route('/api/v1/desk/databases', grantRoutes(deps));
+  app.route('/api/v1/desk/query-requests', queryRequestRoutes(deps));
+  app.route('/api/v1/audit', auditRoutes(deps));
+  app.route('/api/v1/desk/databases/:id/policies', dataProtectionRoutes(deps));
+  app.route('/', oauthRoutes(deps));
+  app.route('/', mcpRoutes(deps));
+  app.route('/', ssoRoutes(deps));
+  app.route('/api/v1/workflows', workflowRoutes(deps));
+  app.route('/api/v1/integrations/tracker', trackerWebhookRoutes(deps));
+  app.route('/', jwksRoutes(deps));
+
+  app.notFound((c) =>
+    problemResponse(
+      c,
+      notFound(`no route for ${c.req.method} ${new URL(c.req.url).pathname}`),
+      deps.config.baseUrl,
+    ),
+  );
+  app.onError((err, c) => {
+    if (err instanceof AppError) {
+      const challenge = (err as AppError & { challenge?: string }).challenge;
+      if (challenge) c.header('www-authenticate', challenge);
+      return problemResponse(c, err, deps.config.baseUrl);
+    }
+    // The internal reason is logged (without the request body), never sent.
+    deps.logger.error(
+      { err: { name: err.name, message: err.message, stack: err.stack }, requestId: c.get('requestId') },
+      'unhandled error',
+    );
+    return problemResponse(c, internalError(), deps.config.baseUrl);
+  });
+  return app;
+}

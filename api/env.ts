@@ -1,0 +1,11 @@
+import type { Principal } from '../identity/principal.ts';
+
+/** Hono environment of the app: what middleware puts on the context for handlers. */
+export interface AppEnv {
+  Variables: {
+    principal: Principal;
+    /** The session's CSRF token when the request came with a session cookie. */
+    csrfToken: string | null;
+    requestId: string;
+  };
+}

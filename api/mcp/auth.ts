@@ -1,0 +1,37 @@
+// Bearer authentication of MCP requests (MCP authorization 2025-11-25; RFC 6750; RFC 9728 §5.1).
+import type { Deps } from '../../config/runtime.ts';
+import { authenticateAccessToken, type OAuthCaller } from '../../identity/oauth-access.ts';
+
+/** Why a request was refused, shaped as the challenge RFC 6750 §3 describes. */
+export interface BearerRefusal {
+  status: 401 | 403;
+  challenge: string;
+}
+
+/**
+ * The `WWW-Authenticate` value. RFC 9728 §5.1: `resource_metadata` points at the protected
+ * resource metadata (an absolute URL); the MCP spec (2025-11-25, "Protected Resource Metadata
+ * Discovery Requirements") has servers send it and `scope` on every 401. RFC 6750 §3.1:
+ * `error` only when a token was presented (a request without one just learns how to get one).
+ */
+export function bearerChallenge(baseUrl: string, error?: 'invalid_token' | 'insufficient_scope'): string {
+  const parts = [`resource_metadata="${baseUrl}/.well-known/oauth-protected-resource/mcp"`, 'scope="mcp"'];
+  if (error) parts.push(`error="${error}"`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+/** Authenticates the request's bearer token; a refusal carries the status and challenge. */
+export async function authenticateMcp(
+  deps: Pick<Deps, 'sql' | 'keyring' | 'config'>,
+  authorization: string | undefined,
+): Promise<OAuthCaller | BearerRefusal> {
+  const base = deps.config.baseUrl;
+  // RFC 6750 §2.1: the header form only (bearer_methods_supported: ["header"]).
+  const m = authorization ? /^Bearer\s+([A-Za-z0-9._~+/-]+=*)$/i.exec(authorization) : null;
+  if (!m) return { status: 401, challenge: bearerChallenge(base, authorization ? 'invalid_token' : undefined) };
+  const caller = await authenticateAccessToken(deps, m[1]!);
+  if (!caller) return { status: 401, challenge: bearerChallenge(base, 'invalid_token') };
+  // RFC 6750 §3.1: a valid token without the needed scope is 403 insufficient_scope.
+  if (!caller.scopes.includes('mcp')) return { status: 403, challenge: bearerChallenge(base, 'insufficient_scope') };
+  return caller;
+}

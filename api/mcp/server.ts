@@ -1,0 +1,94 @@
+// The MCP server of one request: tools/list and tools/call over the tools of api/mcp/tools-*.ts.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import { AppError } from '../../core/errors.ts';
+import type { OAuthCaller } from '../../identity/oauth-access.ts';
+import { auditToolCall, type ToolContext, type ToolDef, toolContext } from './context.ts';
+import { cancelQueryTool, getQueryRequestTool, queryHistoryTool, runQueryTool, sampleTableTool } from './tools-query.ts';
+import { getDatabaseSchemaTool, getDataProtectionTool, listDatabasesTool, searchSchemaTool } from './tools-schema.ts';
+
+/** Every tool, in the order tools/list shows them (api/oauth/README.md lists their shapes). */
+export const TOOLS = [
+  listDatabasesTool,
+  getDatabaseSchemaTool,
+  searchSchemaTool,
+  sampleTableTool,
+  runQueryTool,
+  getQueryRequestTool,
+  cancelQueryTool,
+  getDataProtectionTool,
+  queryHistoryTool,
+] as ToolDef[];
+
+export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
+  const server = new Server(
+    { name: 'countersign', title: 'Countersign', version: '0.1.0' },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions:
+        'Countersign governs database access. You act as the user who connected you, with their permissions. ' +
+        'Start with list_databases, then get_database_schema or search_schema, then run_query.',
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: { title: t.title, readOnlyHint: t.readOnly, openWorldHint: false },
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = TOOLS.find((t) => t.name === request.params.name);
+    if (!tool) return toolError(`unknown tool ${request.params.name}`);
+    return callTool(toolContext(deps, caller), tool, request.params.arguments ?? {});
+  });
+  return server;
+}
+
+/**
+ * Runs one tool call. Refusals and failures are tool results with isError (MCP 2025-11-25
+ * tools §Error Handling: the model should see them), never protocol errors. Every call leaves
+ * an audit entry: the pipeline writes it for queries, this function for everything else.
+ */
+export async function callTool(ctx: ToolContext, tool: ToolDef, args: unknown): Promise<CallToolResult> {
+  const parsed = v.safeParse(tool.input, args);
+  if (!parsed.success) {
+    const detail = parsed.issues.map((i) => `${v.getDotPath(i) ?? 'arguments'}: ${i.message}`).join('; ');
+    await auditToolCall(ctx, { tool: tool.name, args, databaseId: null, outcome: 'denied', detail });
+    return toolError(`invalid arguments: ${detail}`);
+  }
+  const databaseId = typeof (args as { database_id?: unknown }).database_id === 'string' ? (args as { database_id: string }).database_id : null;
+  try {
+    const result = (await tool.run(ctx, parsed.output)) as Record<string, unknown>;
+    if (!ctx.piped) await auditToolCall(ctx, { tool: tool.name, args, databaseId: knownDatabase(result, databaseId), outcome: 'allowed' });
+    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+  } catch (err) {
+    if (!(err instanceof AppError)) {
+      ctx.deps.logger.error({ err: { name: (err as Error).name, message: (err as Error).message }, tool: tool.name }, 'mcp tool failed');
+    }
+    const message = err instanceof AppError ? err.detail : 'the tool failed';
+    if (!ctx.piped) {
+      await auditToolCall(ctx, {
+        tool: tool.name,
+        args,
+        databaseId: null,
+        outcome: err instanceof AppError && err.status < 500 ? 'denied' : 'failed',
+        detail: message,
+      });
+    }
+    return toolError(message);
+  }
+}
+
+/** The audit names a database only once the tool proved the caller may see it. */
+function knownDatabase(result: Record<string, unknown>, asked: string | null): string | null {
+  return typeof result.database_id === 'string' ? result.database_id : asked;
+}
+
+function toolError(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}

@@ -1,0 +1,80 @@
+import { Hono } from 'hono';
+import type { Deps } from '../../config/runtime.ts';
+import {
+  CreatePolicy,
+  createPolicy,
+  deletePolicy,
+  getPolicy,
+  listPolicies,
+  PatchPolicy,
+  type PolicyView,
+  PutAssignments,
+  patchPolicy,
+  setAssignments,
+} from '../../governance/protection/policies.ts';
+import type { AppEnv } from '../env.ts';
+import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { jsonBody } from '../validate.ts';
+
+/**
+ * Data-protection policies of one database (issue 6), mounted at
+ * /api/v1/desk/databases/:id/policies. Admins only: a policy decides what others may read.
+ */
+export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
+  const org = (c: { get(k: 'principal'): { orgId: string } }) => c.get('principal').orgId;
+
+  app.get('/', async (c) => {
+    const views = await listPolicies(deps.sql, org(c), c.req.param('id')!);
+    return c.json({ data: views.map(presentPolicy) });
+  });
+  app.post('/', async (c) => {
+    const body = await jsonBody(c, CreatePolicy);
+    return c.json(presentPolicy(await createPolicy(deps.sql, org(c), c.req.param('id')!, body)), 201);
+  });
+  app.get('/:pid', async (c) => {
+    return c.json(presentPolicy(await getPolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'))));
+  });
+  app.patch('/:pid', async (c) => {
+    const body = await jsonBody(c, PatchPolicy);
+    return c.json(
+      presentPolicy(await patchPolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'), body)),
+    );
+  });
+  app.delete('/:pid', async (c) => {
+    return c.json(
+      presentPolicy(await deletePolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'))),
+    );
+  });
+  app.put('/:pid/assignments', async (c) => {
+    const body = await jsonBody(c, PutAssignments);
+    return c.json(
+      presentPolicy(await setAssignments(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'), body)),
+    );
+  });
+  return app;
+}
+
+/** The policy object. The hash salt never leaves the service. */
+export function presentPolicy({ policy, rules, assignments }: PolicyView) {
+  return {
+    id: policy.id,
+    database_id: policy.database_id,
+    name: policy.name,
+    description: policy.description,
+    rules: rules.map((r) => ({
+      schema: r.schema_name,
+      table: r.table_name,
+      column: r.column_name,
+      action: r.action,
+      ...(r.action === 'partial' ? { keep_first: r.keep_first, keep_last: r.keep_last } : {}),
+    })),
+    assignments: {
+      users: assignments.flatMap((a) => (a.user_id ? [a.user_id] : [])),
+      roles: assignments.flatMap((a) => (a.role ? [a.role] : [])),
+    },
+    inserted_at: policy.created_at.toISOString(),
+    updated_at: policy.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,105 @@
+import { Hono } from 'hono';
+import type { Deps } from '../../config/runtime.ts';
+import { checkConnection } from '../../governance/check-connection.ts';
+import { CreateDatabase, ListDatabases, PatchDatabase, SetupDatabase } from '../../governance/database-input.ts';
+import {
+  createDatabase,
+  type DatabaseWithCredentials,
+  deleteDatabase,
+  getDatabase,
+  listDatabases,
+  patchDatabase,
+  removeByApiId,
+  setupDatabase,
+} from '../../governance/databases.ts';
+import type { QueryActor } from '../../governance/query.ts';
+import type { Principal } from '../../identity/principal.ts';
+import type { AppEnv } from '../env.ts';
+import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { jsonBody, parseWith } from '../validate.ts';
+
+/** SPEC.md 4.2, under /api/v1/desk/databases. Writes need an admin; reads honour restrict_access. */
+export function databaseRoutes(deps: Deps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
+  const admin = requireAdmin();
+
+  app.get('/', async (c) => {
+    const q = parseWith(ListDatabases, c.req.query());
+    const p = c.get('principal');
+    const page = await listDatabases(deps.sql, p.orgId, actorOf(p), q);
+    return c.json({ data: page.items.map(presentDatabase), next_cursor: page.nextCursor });
+  });
+  app.post('/', admin, async (c) => {
+    const body = await jsonBody(c, CreateDatabase);
+    return c.json(presentDatabase(await createDatabase(deps, c.get('principal').orgId, body)), 201);
+  });
+  app.put('/setup', admin, async (c) => {
+    const body = await jsonBody(c, SetupDatabase);
+    return c.json(presentDatabase(await setupDatabase(deps, c.get('principal').orgId, body)));
+  });
+  app.delete('/remove/:api_id', admin, async (c) => {
+    const p = c.get('principal');
+    return c.json(presentDatabase(await removeByApiId(deps, p.orgId, actorOf(p), c.req.param('api_id'))));
+  });
+  app.get('/:id/check-connection/:username', async (c) => {
+    const p = c.get('principal');
+    const answer = await checkConnection(deps, p.orgId, actorOf(p), c.req.param('id'), c.req.param('username'));
+    // SPEC.md 7: plain text; a failed connection is still 200 with the server's message.
+    return answer === null ? c.text('not found', 404) : c.text(answer, 200);
+  });
+  app.get('/:id', async (c) => {
+    const p = c.get('principal');
+    return c.json(presentDatabase(await getDatabase(deps.sql, p.orgId, actorOf(p), c.req.param('id'))));
+  });
+  app.patch('/:id', admin, async (c) => {
+    const body = await jsonBody(c, PatchDatabase);
+    const p = c.get('principal');
+    return c.json(presentDatabase(await patchDatabase(deps, p.orgId, actorOf(p), c.req.param('id'), body)));
+  });
+  app.delete('/:id', admin, async (c) => {
+    const p = c.get('principal');
+    return c.json(presentDatabase(await deleteDatabase(deps, p.orgId, actorOf(p), c.req.param('id'))));
+  });
+  return app;
+}
+
+/** The governance actor of an authenticated principal. */
+export function actorOf(p: Principal): QueryActor {
+  return p.kind === 'api_key' ? { kind: 'api_key', apiKeyId: p.apiKeyId } : { kind: 'user', userId: p.userId, role: p.role };
+}
+
+/** SPEC.md 2.2 database object. Passwords and the client key are never part of it. */
+export function presentDatabase({ db, credentials }: DatabaseWithCredentials) {
+  return {
+    id: db.id,
+    api_id: db.api_id,
+    name: db.name,
+    adapter: db.adapter,
+    hostname: db.hostname,
+    port: db.port,
+    database: db.database,
+    ssl: db.ssl,
+    verify_server_hostname: db.verify_server_hostname,
+    ssl_ca_cert_configured: db.ssl_ca_cert !== null,
+    ssl_client_cert_configured: db.ssl_client_cert !== null,
+    restrict_access: db.restrict_access,
+    review_bypass_allowed: db.review_bypass_allowed,
+    group: db.group_name,
+    slack_channel: db.slack_channel,
+    agent_id: db.agent_id,
+    ai_enabled: db.ai_enabled,
+    ai_max_rows: db.ai_max_rows,
+    credentials: credentials.map((c) => ({
+      id: c.id,
+      username: c.username,
+      hostname: c.hostname,
+      ai_allowed: c.ai_allowed,
+      timeout: c.timeout,
+      reviews_required: c.reviews_required,
+      default_credential: c.default_credential,
+    })),
+    inserted_at: db.inserted_at.toISOString(),
+    updated_at: db.updated_at.toISOString(),
+  };
+}

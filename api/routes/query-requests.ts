@@ -1,0 +1,226 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { QueryResult } from '../../adapters/types.ts';
+import type { Deps } from '../../config/runtime.ts';
+import { actingUser } from '../../governance/actors.ts';
+import { chatRequestNotifier } from '../../governance/notify.ts';
+import { type GovernanceDeps, type QueryActor, runGovernedQuery } from '../../governance/query.ts';
+import {
+  cancelRequest,
+  editRequest,
+  getRequest,
+  listQueryRequests,
+  type RequestView,
+  reviewRequest,
+  runRequest,
+} from '../../governance/requests.ts';
+import { createChatClient } from '../../integrations/chat.ts';
+import type { AppEnv } from '../env.ts';
+import { authenticate } from '../middleware/auth.ts';
+import { jsonBody, parseWith } from '../validate.ts';
+import { actorOf } from './databases.ts';
+
+const Statement = v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(100_000));
+const Params = v.pipe(v.array(v.union([v.string(), v.number(), v.boolean(), v.null()])), v.maxLength(1000));
+const Bypass = v.object({
+  // SPEC.md 2.2: the override is explicit; anything but `true` is refused (and audited).
+  acknowledge_override: v.optional(v.boolean(), false),
+  reason: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))), null),
+});
+const Submit = v.object({
+  database_id: v.pipe(v.string(), v.minLength(1)),
+  credential_id: v.optional(v.nullable(v.string()), null),
+  statement: Statement,
+  params: v.optional(Params, []),
+  run_on_approval: v.optional(v.boolean(), false),
+  bypass_review: v.optional(v.nullable(Bypass), null),
+});
+const Edit = v.object({
+  statement: v.optional(Statement),
+  params: v.optional(Params),
+  run_on_approval: v.optional(v.boolean()),
+});
+const Comment = v.object({ comment: v.optional(v.pipe(v.string(), v.maxLength(10_000)), '') });
+const Run = v.object({ bypass_review: v.optional(v.nullable(Bypass), null) });
+const List = v.object({
+  status: v.optional(
+    v.picklist(['pending', 'approved', 'rejected', 'canceled', 'executing', 'executed', 'failed']),
+  ),
+  database_id: v.optional(v.string()),
+  mine: v.optional(v.picklist(['true', 'false'])),
+  cursor: v.optional(v.string()),
+  limit: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(200)),
+    '50',
+  ),
+});
+
+/**
+ * Query requests, under /api/v1/desk/query-requests (governance/README.md). A person calls with
+ * a personal token or session; an organization API key acts for a user with `x-act-as-user`.
+ */
+export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
+  const chat = createChatClient({
+    chatApiUrl: deps.config.chatApiUrl,
+    chatBotToken: deps.config.chatBotToken,
+  });
+  const gov: GovernanceDeps = {
+    sql: deps.sql,
+    keyring: deps.keyring,
+    logger: deps.logger,
+    // Read when used, not when the router is built: the pools belong to the process.
+    get pools() {
+      return deps.pools;
+    },
+    notify: chatRequestNotifier({ sql: deps.sql, logger: deps.logger, baseUrl: deps.config.baseUrl }, (m) =>
+      chat.post(m),
+    ),
+  };
+  const actor = (c: Context<AppEnv>): Promise<QueryActor> => {
+    const p = c.get('principal');
+    const actAs = c.req.header('x-act-as-user');
+    if (p.kind === 'api_key' && actAs) return actingUser(deps.sql, p.orgId, p.apiKeyId, actAs);
+    return Promise.resolve(actorOf(p));
+  };
+
+  app.post('/', async (c) => {
+    const body = await jsonBody(c, Submit);
+    const orgId = c.get('principal').orgId;
+    const outcome = await runGovernedQuery(gov, {
+      orgId,
+      actor: await actor(c),
+      origin: 'user',
+      databaseId: body.database_id,
+      credentialId: body.credential_id,
+      statement: body.statement,
+      params: body.params,
+      onReviewRequired: 'submit',
+      runOnApproval: body.run_on_approval,
+      bypass: body.bypass_review
+        ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
+        : null,
+    });
+    if (outcome.status === 'pending_review') {
+      const view = await getRequest(gov, orgId, await actor(c), outcome.requestId);
+      return c.json({ status: 'pending_review', request: presentRequest(view), result: null }, 202);
+    }
+    const view = outcome.requestId ? await getRequest(gov, orgId, await actor(c), outcome.requestId) : null;
+    return c.json({
+      status: 'executed',
+      request: view && presentRequest(view),
+      result: presentResult(outcome.result),
+    });
+  });
+  app.get('/', async (c) => {
+    const q = parseWith(List, c.req.query());
+    const page = await listQueryRequests(gov, c.get('principal').orgId, await actor(c), {
+      ...(q.status ? { status: q.status } : {}),
+      ...(q.database_id ? { databaseId: q.database_id } : {}),
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+      mine: q.mine === 'true',
+      limit: q.limit,
+    });
+    return c.json({
+      data: page.items.map((request) => presentRequest({ request, reviews: [], validApprovals: [] }, false)),
+      next_cursor: page.nextCursor,
+    });
+  });
+  app.get('/:id', async (c) => {
+    return c.json(
+      presentRequest(await getRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'))),
+    );
+  });
+  app.patch('/:id', async (c) => {
+    const body = await jsonBody(c, Edit);
+    const view = await editRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), {
+      ...(body.statement !== undefined ? { statement: body.statement } : {}),
+      ...(body.params !== undefined ? { params: body.params } : {}),
+      ...(body.run_on_approval !== undefined ? { runOnApproval: body.run_on_approval } : {}),
+    });
+    return c.json(presentRequest(view));
+  });
+  app.post('/:id/cancel', async (c) => {
+    return c.json(
+      presentRequest(await cancelRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'))),
+    );
+  });
+  const review = (verdict: 'approve' | 'reject' | 'comment') => async (c: Context<AppEnv>) => {
+    const body = await jsonBody(c, Comment);
+    const out = await reviewRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id') ?? '', {
+      verdict,
+      body: body.comment,
+    });
+    return c.json({ ...presentRequest(out.view), run: out.run });
+  };
+  app.post('/:id/approve', review('approve'));
+  app.post('/:id/reject', review('reject'));
+  app.post('/:id/comments', review('comment'));
+  app.post('/:id/run', async (c) => {
+    const body = await jsonBody(c, Run);
+    const bypass = body.bypass_review
+      ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
+      : null;
+    const out = await runRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), bypass);
+    return c.json({
+      status: 'executed',
+      request: presentRequest(out.view),
+      result: presentResult(out.outcome.result),
+    });
+  });
+  return app;
+}
+
+function presentResult(r: QueryResult) {
+  return {
+    columns: r.columns,
+    rows: r.rows,
+    command: r.command,
+    messages: r.messages,
+    num_rows: r.num_rows,
+    truncated: r.truncated,
+  };
+}
+
+/** A query request as the API shows it; listings leave out reviews and approval counts. */
+export function presentRequest({ request: r, reviews, validApprovals }: RequestView, full = true) {
+  return {
+    id: r.id,
+    database_id: r.database_id,
+    credential_id: r.credential_id,
+    author: { user_id: r.author_user_id, via_api_key_id: r.author_api_key_id },
+    origin: r.origin,
+    ai_client: r.ai_client_id ? { id: r.ai_client_id, name: r.ai_client_name } : null,
+    statement: r.statement,
+    params: r.params,
+    classification: r.classification,
+    revision: r.revision,
+    status: r.status,
+    reviews_required: r.reviews_required,
+    run_on_approval: r.run_on_approval,
+    bypass: r.bypassed
+      ? { bypassed: true, reason: r.bypass_reason, at: r.bypassed_at?.toISOString() ?? null }
+      : { bypassed: false, reason: null, at: null },
+    result: r.result_command !== null ? { command: r.result_command, num_rows: r.result_rows } : null,
+    error: r.error,
+    executed_at: r.executed_at?.toISOString() ?? null,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+    ...(full
+      ? {
+          approvals: { valid: validApprovals, count: validApprovals.length },
+          reviews: reviews.map((x) => ({
+            id: x.id,
+            user_id: x.user_id,
+            revision: x.revision,
+            verdict: x.verdict,
+            comment: x.body,
+            current: x.revision === r.revision,
+            created_at: x.created_at.toISOString(),
+          })),
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,89 @@
+import { type Context, Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import { finishSsoLogin, getSsoConfig, removeSsoConfig, setSsoConfig, SsoError, ssoRedirectUri, startSsoLogin } from '../../identity/sso.ts';
+import type { SsoConfigRow } from '../../store/sso.ts';
+import type { AppEnv } from '../env.ts';
+import { notFound } from '../errors.ts';
+import { authenticate, requireAdmin, SESSION_COOKIE } from '../middleware/auth.ts';
+import { ErrorCard, page } from '../oauth/pages.tsx';
+import { jsonBody } from '../validate.ts';
+import { safeNext } from './session.tsx';
+
+const SSO_COOKIE = 'cs_sso';
+
+const SsoInput = v.object({
+  issuer: v.pipe(v.string(), v.url('must be the issuer URL of an OpenID provider')),
+  client_id: v.pipe(v.string(), v.minLength(1), v.maxLength(500)),
+  client_secret: v.pipe(v.string(), v.minLength(1), v.maxLength(2000)),
+  provision_role: v.optional(v.nullable(v.picklist(['admin', 'member'])), null),
+  enabled: v.optional(v.boolean(), true),
+});
+
+/**
+ * SSO sign-in (`GET /login/sso?org=…`, `GET /login/sso/callback`) and the admin API to set it
+ * (`GET/PUT/DELETE /api/v1/sso`).
+ */
+export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logger'>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const secure = deps.config.baseUrl.startsWith('https://');
+
+  app.get('/login/sso', async (c) => {
+    try {
+      const started = await startSsoLogin(deps, c.req.query('org') ?? '', safeNext(c.req.query('next')));
+      // Lax: the IdP sends the browser back with a top-level GET, which carries Lax cookies.
+      setCookie(c, SSO_COOKIE, started.cookie, { httpOnly: true, sameSite: 'Lax', secure, path: '/login/sso', maxAge: 600 });
+      return c.redirect(started.url, 302);
+    } catch (err) {
+      return ssoFailure(c, err);
+    }
+  });
+
+  app.get('/login/sso/callback', async (c) => {
+    try {
+      const done = await finishSsoLogin(deps, getCookie(c, SSO_COOKIE), new URL(c.req.url));
+      deleteCookie(c, SSO_COOKIE, { path: '/login/sso' });
+      setCookie(c, SESSION_COOKIE, done.cookie, { httpOnly: true, sameSite: 'Lax', secure, path: '/', maxAge: 12 * 3600 });
+      return c.redirect(done.next, 302);
+    } catch (err) {
+      return ssoFailure(c, err);
+    }
+  });
+
+  function ssoFailure(c: Context, err: unknown) {
+    if (!(err instanceof SsoError)) throw err;
+    deps.logger.info({ reason: err.reason }, 'sso sign-in refused');
+    return page(c, 'Sign-in failed', <ErrorCard title="Sign-in failed" message={err.userMessage} />, 400);
+  }
+
+  const admin = [authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin()] as const;
+  app.get('/api/v1/sso', ...admin, async (c) => {
+    const cfg = await getSsoConfig(deps.sql, c.get('principal').orgId);
+    if (!cfg) throw notFound('single sign-on is not configured');
+    return c.json(shape(cfg, deps.config.baseUrl));
+  });
+  app.put('/api/v1/sso', ...admin, async (c) => {
+    const input = await jsonBody(c, SsoInput);
+    const cfg = await setSsoConfig(deps, c.get('principal').orgId, input);
+    return c.json(shape(cfg, deps.config.baseUrl));
+  });
+  app.delete('/api/v1/sso', ...admin, async (c) => {
+    if (!(await removeSsoConfig(deps.sql, c.get('principal').orgId))) throw notFound('single sign-on is not configured');
+    return c.body(null, 204);
+  });
+  return app;
+}
+
+/** The configuration as the API shows it: never the client secret. */
+function shape(cfg: SsoConfigRow, baseUrl: string) {
+  return {
+    id: cfg.id,
+    issuer: cfg.issuer,
+    client_id: cfg.client_id,
+    provision_role: cfg.provision_role,
+    enabled: cfg.enabled,
+    redirect_uri: ssoRedirectUri(baseUrl),
+    updated_at: cfg.updated_at.toISOString(),
+  };
+}

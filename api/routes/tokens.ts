@@ -1,0 +1,62 @@
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import { createPersonalToken, revokeUserToken } from '../../identity/manage.ts';
+import type { UserPrincipal } from '../../identity/principal.ts';
+import { listPersonalTokens, type PersonalTokenRow } from '../../store/personal-tokens.ts';
+import type { AppEnv } from '../env.ts';
+import { forbidden, notFound } from '../errors.ts';
+import { authenticate } from '../middleware/auth.ts';
+import { jsonBody } from '../validate.ts';
+
+const CreateToken = v.object({
+  name: v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200)),
+  expires_in_days: v.optional(
+    v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650))),
+    null,
+  ),
+});
+
+/** A user's personal access tokens: they act as that user (SPEC.md 5.2). */
+export function tokenRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', authenticate(deps.sql, ['token', 'session']));
+  app.post('/', async (c) => {
+    const body = await jsonBody(c, CreateToken);
+    const user = asUser(c.get('principal'));
+    const expiresAt = body.expires_in_days ? new Date(Date.now() + body.expires_in_days * 86_400_000) : null;
+    const { token, secret } = await createPersonalToken(deps.sql, {
+      userId: user.userId,
+      name: body.name,
+      expiresAt,
+    });
+    c.header('cache-control', 'no-store');
+    return c.json({ ...present(token), token: secret }, 201);
+  });
+  app.get('/', async (c) => {
+    const user = asUser(c.get('principal'));
+    return c.json({ data: (await listPersonalTokens(deps.sql, user.userId)).map(present) });
+  });
+  app.delete('/:id', async (c) => {
+    const user = asUser(c.get('principal'));
+    if (!(await revokeUserToken(deps.sql, user.userId, c.req.param('id')))) throw notFound('no such token');
+    return c.body(null, 204);
+  });
+  return app;
+}
+
+function asUser(p: AppEnv['Variables']['principal']): UserPrincipal {
+  if (p.kind !== 'user') throw forbidden('personal tokens belong to a user');
+  return p;
+}
+
+function present(t: PersonalTokenRow) {
+  return {
+    id: t.id,
+    name: t.name,
+    created_at: t.created_at.toISOString(),
+    expires_at: t.expires_at?.toISOString() ?? null,
+    last_used_at: t.last_used_at?.toISOString() ?? null,
+    revoked_at: t.revoked_at?.toISOString() ?? null,
+  };
+}

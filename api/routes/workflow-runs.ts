@@ -1,0 +1,73 @@
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import { badRequest } from '../../core/errors.ts';
+import { presentRun, presentRunSummary } from '../../workflows/manage/present.ts';
+import { cancelRun, decideApproval, getRun, listRuns, startRun } from '../../workflows/manage/runs.ts';
+import type { AppEnv } from '../env.ts';
+import { jsonBody, parseWith } from '../validate.ts';
+
+const ListRuns = v.object({
+  before: v.optional(v.string()),
+  limit: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(200)),
+    '50',
+  ),
+});
+
+const Decision = v.object({
+  decision: v.optional(v.picklist(['approve', 'reject']), 'approve'),
+  comment: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))), null),
+});
+
+/** Runs of a workflow, mounted under /api/v1/workflows (authentication is the parent's). */
+export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  // SPEC.md 4.1: inputs as top-level JSON keys; the answer is plain text naming the run.
+  app.post('/:id/run', async (c) => {
+    const raw = await c.req.text();
+    let body: unknown = {};
+    if (raw.trim() !== '') {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        throw badRequest('the request body must be a JSON object of input values');
+      }
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw badRequest('the request body must be a JSON object of input values');
+    }
+    const id = c.req.param('id');
+    const runId = await startRun(deps, c.get('principal'), id, body as Record<string, unknown>);
+    c.header('location', `/api/v1/workflows/${id}/runs/${runId}`);
+    return c.text(`Workflow run ${runId} started`, 200);
+  });
+  app.get('/:id/runs', async (c) => {
+    const q = parseWith(ListRuns, c.req.query());
+    const rows = await listRuns(deps, c.get('principal').orgId, c.req.param('id'), {
+      before: q.before,
+      limit: q.limit + 1,
+    });
+    const page = rows.slice(0, q.limit);
+    return c.json({
+      data: page.map(presentRunSummary),
+      next_cursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
+    });
+  });
+  app.get('/:id/runs/:runId', async (c) => {
+    const view = await getRun(deps, c.get('principal').orgId, c.req.param('id'), c.req.param('runId'));
+    return c.json(presentRun(view.row, view.state));
+  });
+  app.post('/:id/runs/:runId/cancel', async (c) => {
+    await cancelRun(deps, c.get('principal').orgId, c.req.param('id'), c.req.param('runId'));
+    return c.json({ id: c.req.param('runId'), cancel_requested: true }, 202);
+  });
+  app.post('/:id/runs/:runId/approvals', async (c) => {
+    const body = await jsonBody(c, Decision);
+    const runId = c.req.param('runId');
+    const result = await decideApproval(deps, c.get('principal'), c.req.param('id'), runId, body);
+    return c.json({ run_id: runId, decision: body.decision, ...result });
+  });
+  return app;
+}

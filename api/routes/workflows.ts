@@ -1,0 +1,67 @@
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import { listWorkflows } from '../../store/workflows.ts';
+import {
+  archiveWorkflow,
+  createWorkflow,
+  getWorkflow,
+  patchWorkflow,
+} from '../../workflows/manage/definitions.ts';
+import { presentWorkflow } from '../../workflows/manage/present.ts';
+import { CreateWorkflow, PatchWorkflow } from '../../workflows/manage/schema.ts';
+import type { AppEnv } from '../env.ts';
+import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { jsonBody, parseWith } from '../validate.ts';
+import { workflowRunRoutes } from './workflow-runs.ts';
+
+const ListWorkflows = v.object({
+  group: v.optional(v.string()),
+  include_archived: v.optional(v.picklist(['true', 'false']), 'false'),
+  after: v.optional(v.string()),
+  limit: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1), v.maxValue(200)),
+    '50',
+  ),
+});
+
+/** SPEC.md 4.1 under /api/v1/workflows: definitions (writes need an admin) and, below, their runs. */
+export function workflowRoutes(deps: Deps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
+  const admin = requireAdmin();
+
+  app.get('/', async (c) => {
+    const q = parseWith(ListWorkflows, c.req.query());
+    const rows = await listWorkflows(deps.sql, c.get('principal').orgId, {
+      group: q.group,
+      includeArchived: q.include_archived === 'true',
+      after: q.after,
+      limit: q.limit + 1,
+    });
+    const page = rows.slice(0, q.limit);
+    return c.json({
+      data: page.map(presentWorkflow),
+      next_cursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
+    });
+  });
+  app.post('/', admin, async (c) => {
+    const body = await jsonBody(c, CreateWorkflow);
+    return c.json(presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, body)), 201);
+  });
+  app.get('/:id', async (c) =>
+    c.json(presentWorkflow(await getWorkflow(deps, c.get('principal').orgId, c.req.param('id')))),
+  );
+  app.patch('/:id', admin, async (c) => {
+    const body = await jsonBody(c, PatchWorkflow);
+    return c.json(
+      presentWorkflow(await patchWorkflow(deps, c.get('principal').orgId, c.req.param('id'), body)),
+    );
+  });
+  // SPEC.md 3: archives; the archived workflow is returned (archived_at set).
+  app.delete('/:id', admin, async (c) =>
+    c.json(presentWorkflow(await archiveWorkflow(deps, c.get('principal').orgId, c.req.param('id')))),
+  );
+  app.route('/', workflowRunRoutes(deps));
+  return app;
+}

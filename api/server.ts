@@ -1,0 +1,33 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Deps } from '../config/runtime.ts';
+import { createApp } from './app.ts';
+
+export interface RunningApi {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Serves the app on HOST:PORT (port 0 picks a free one, as tests do). */
+export async function startApi(deps: Deps): Promise<RunningApi> {
+  const app = createApp(deps);
+  return new Promise((resolve, reject) => {
+    const server = serve(
+      { fetch: app.fetch, hostname: deps.config.host, port: deps.config.port },
+      (info: AddressInfo) => {
+        resolve({
+          url: `http://${deps.config.host}:${info.port}`,
+          port: info.port,
+          close: () =>
+            new Promise<void>((done) => {
+              server.close(() => done());
+              // Keep-alive sockets would hold close() open; end them.
+              (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+            }),
+        });
+      },
+    );
+    server.once('error', reject);
+  });
+}

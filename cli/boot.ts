@@ -1,0 +1,81 @@
+import type { Config } from '../config/env.ts';
+import {
+  connectTemporal,
+  createLogger,
+  type Deps,
+  loadKeyring,
+  type TemporalHandle,
+} from '../config/runtime.ts';
+import { createPoolRegistry } from '../adapters/index.ts';
+import { bootstrap } from '../identity/bootstrap.ts';
+import { openStore, type Sql } from '../store/db.ts';
+import { migrate } from '../store/migrate.ts';
+
+/** Opens the store and applies pending migrations (every process does this at start). */
+export async function openMigratedStore(url: string, options: { max?: number } = {}): Promise<Sql> {
+  const sql = openStore(url, options);
+  await migrate(sql);
+  return sql;
+}
+
+/**
+ * Builds the deps of a long-running process: store (migrated), keyring, logger, Temporal.
+ * `dev` allows a generated encryption key in the data folder.
+ */
+export async function buildDeps(
+  config: Config,
+  opts: { storeUrl: string; storeMax?: number; temporalAddress: string | null; dev: boolean },
+): Promise<Deps> {
+  const logger = createLogger(config.logLevel);
+  const keyring = await loadKeyring(config, opts.dev);
+  const sql = await openMigratedStore(opts.storeUrl, opts.storeMax ? { max: opts.storeMax } : {});
+  const temporal = opts.temporalAddress ? await connectWithRetry(opts.temporalAddress, config, logger) : null;
+  return { config, sql, keyring, logger, temporal, pools: createPoolRegistry() };
+}
+
+async function connectWithRetry(
+  address: string,
+  config: Config,
+  logger: Deps['logger'],
+): Promise<TemporalHandle> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await connectTemporal(address, config);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      logger.warn({ address }, 'temporal not reachable yet; retrying');
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+}
+
+/**
+ * First start: create the organization, super admin and API key, and print the generated
+ * secrets once, to the terminal only (not through the JSON log).
+ */
+export async function bootstrapAndAnnounce(
+  deps: Deps,
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<void> {
+  const result = await bootstrap(deps.sql, {
+    adminEmail: deps.config.adminEmail,
+    adminPassword: deps.config.adminPassword,
+    apiKey: deps.config.firstApiKey,
+  });
+  if (!result) return;
+  const lines = [
+    '',
+    '  Countersign: first start, created the first organization.',
+    `  Super admin:  ${result.adminEmail}`,
+    result.generatedPassword
+      ? `  Password:     ${result.generatedPassword}`
+      : '  Password:     (from COUNTERSIGN_ADMIN_PASSWORD)',
+    result.generatedApiKey
+      ? `  API key:      ${result.generatedApiKey}`
+      : '  API key:      (from COUNTERSIGN_API_KEY)',
+    '  These secrets are shown once and stored only as hashes. Keep them now.',
+    '',
+  ];
+  out.write(`${lines.join('\n')}\n`);
+}

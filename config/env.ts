@@ -1,0 +1,186 @@
+import * as v from 'valibot';
+
+/** Every environment variable the service reads, with its default. The README's table mirrors this. */
+export interface Config {
+  /** PostgreSQL URL of the service's own store; unset in dev mode means embedded PGlite. */
+  databaseUrl: string | null;
+  /** Temporal frontend host:port; unset in dev mode means a local dev server. */
+  temporalAddress: string | null;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  /** The `temporal` CLI used by dev mode when TEMPORAL_ADDRESS is unset. */
+  temporalCliPath: string | null;
+  /** Base URL of the Temporal UI, for links to runs. */
+  temporalUiUrl: string | null;
+  host: string;
+  port: number;
+  /** Public base URL: issuer, metadata and every absolute link are built from it. */
+  baseUrl: string;
+  /** Where dev mode keeps PGlite, the generated encryption key and the Temporal dev database. */
+  dataDir: string;
+  /** Base64 of 32 bytes: the current AES-256-GCM key for secrets at rest. */
+  encryptionKey: string | null;
+  /** Comma-separated base64 keys still accepted for decryption after a rotation. */
+  encryptionOldKeys: string[];
+  /** First start with an empty store: the first super admin and API key (automated deployments). */
+  adminEmail: string | null;
+  adminPassword: string | null;
+  firstApiKey: string | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Base URL of the Slack-compatible Web API for chat steps (ends with `/`). */
+  chatApiUrl: string;
+  /** Bot token for chat steps; chat steps fail without it. */
+  chatBotToken: string | null;
+  /** GraphQL endpoint of the Linear-compatible tracker (label lookups). */
+  trackerApiUrl: string;
+  /** Tracker API key; with TRACKER_WEBHOOK_SECRET it makes the tracker integration configured. */
+  trackerApiKey: string | null;
+  /** Secret the tracker signs webhooks with (HMAC-SHA256, header `linear-signature`). */
+  trackerWebhookSecret: string | null;
+  /** OAuth authorization server lifetimes (api/oauth/README.md). */
+  oauth: OAuthLifetimes;
+}
+
+/** Seconds each OAuth artifact lives; the refresh grace covers a client's parallel refreshes. */
+export interface OAuthLifetimes {
+  accessTokenSeconds: number;
+  refreshTokenSeconds: number;
+  refreshGraceSeconds: number;
+  codeSeconds: number;
+}
+
+const seconds = (fallback: string) =>
+  v.optional(
+    v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number of seconds'), v.transform(Number)),
+    fallback,
+  );
+
+const optionalString = v.optional(v.pipe(v.string(), v.trim()), '');
+
+const EnvSchema = v.object({
+  DATABASE_URL: v.optional(
+    v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')),
+  ),
+  TEMPORAL_ADDRESS: v.optional(v.pipe(v.string(), v.regex(/^[^\s:]+:\d+$/, 'must be host:port'))),
+  TEMPORAL_NAMESPACE: v.optional(v.pipe(v.string(), v.minLength(1)), 'default'),
+  TEMPORAL_TASK_QUEUE: v.optional(v.pipe(v.string(), v.minLength(1)), 'countersign'),
+  TEMPORAL_CLI_PATH: optionalString,
+  TEMPORAL_UI_URL: v.optional(v.pipe(v.string(), v.url('must be a URL'))),
+  HOST: v.optional(v.string(), '127.0.0.1'),
+  PORT: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, 'must be a port number'),
+      v.transform(Number),
+      v.maxValue(65535, 'must be at most 65535'),
+    ),
+    '3000',
+  ),
+  BASE_URL: v.optional(v.pipe(v.string(), v.url('must be a URL such as https://countersign.example.com'))),
+  COUNTERSIGN_DATA_DIR: v.optional(v.string(), '.countersign'),
+  COUNTERSIGN_ENCRYPTION_KEY: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => decodedLength(s) === 32, 'must be the base64 encoding of exactly 32 bytes'),
+    ),
+  ),
+  COUNTERSIGN_ENCRYPTION_OLD_KEYS: optionalString,
+  COUNTERSIGN_ADMIN_EMAIL: v.optional(v.pipe(v.string(), v.email('must be an email address'))),
+  COUNTERSIGN_ADMIN_PASSWORD: v.optional(
+    v.pipe(v.string(), v.minLength(12, 'must be at least 12 characters')),
+  ),
+  COUNTERSIGN_API_KEY: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^cskey_[0-9A-HJKMNP-TV-Z]{26}_[A-Za-z0-9_-]{43}$/,
+        'must have the shape printed by `countersign generate-api-key`',
+      ),
+    ),
+  ),
+  CHAT_API_URL: v.optional(
+    v.pipe(v.string(), v.url('must be a URL such as https://slack.com/api/')),
+    'https://slack.com/api/',
+  ),
+  CHAT_BOT_TOKEN: optionalString,
+  TRACKER_API_URL: v.optional(v.pipe(v.string(), v.url('must be a URL')), 'https://api.linear.app/graphql'),
+  TRACKER_API_KEY: optionalString,
+  TRACKER_WEBHOOK_SECRET: optionalString,
+  OAUTH_ACCESS_TOKEN_SECONDS: seconds('600'),
+  OAUTH_REFRESH_TOKEN_SECONDS: seconds(String(30 * 24 * 3600)),
+  OAUTH_REFRESH_GRACE_SECONDS: seconds('30'),
+  OAUTH_CODE_SECONDS: seconds('120'),
+  LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+});
+
+function decodedLength(b64: string): number {
+  return Buffer.from(b64, 'base64').length;
+}
+
+/** A configuration error names the variable and never echoes its value (it may be a secret). */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses and checks the environment once at start. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = v.safeParse(EnvSchema, present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.issues.map((issue) => `${v.getDotPath(issue) ?? '?'}: ${issue.message}`));
+  }
+  const e = parsed.output;
+  const problems: string[] = [];
+  const oldKeys = e.COUNTERSIGN_ENCRYPTION_OLD_KEYS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (oldKeys.some((k) => decodedLength(k) !== 32)) {
+    problems.push(
+      'COUNTERSIGN_ENCRYPTION_OLD_KEYS: each key must be the base64 encoding of exactly 32 bytes',
+    );
+  }
+  if ((e.COUNTERSIGN_ADMIN_EMAIL === undefined) !== (e.COUNTERSIGN_ADMIN_PASSWORD === undefined)) {
+    problems.push('COUNTERSIGN_ADMIN_EMAIL and COUNTERSIGN_ADMIN_PASSWORD: set both or neither');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const port = e.PORT;
+  const baseUrl = (e.BASE_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${port}`).replace(
+    /\/+$/,
+    '',
+  );
+  return {
+    databaseUrl: e.DATABASE_URL ?? null,
+    temporalAddress: e.TEMPORAL_ADDRESS ?? null,
+    temporalNamespace: e.TEMPORAL_NAMESPACE,
+    temporalTaskQueue: e.TEMPORAL_TASK_QUEUE,
+    temporalCliPath: e.TEMPORAL_CLI_PATH || null,
+    temporalUiUrl: e.TEMPORAL_UI_URL ?? null,
+    host: e.HOST,
+    port,
+    baseUrl,
+    dataDir: e.COUNTERSIGN_DATA_DIR,
+    encryptionKey: e.COUNTERSIGN_ENCRYPTION_KEY ?? null,
+    encryptionOldKeys: oldKeys,
+    adminEmail: e.COUNTERSIGN_ADMIN_EMAIL ?? null,
+    adminPassword: e.COUNTERSIGN_ADMIN_PASSWORD ?? null,
+    firstApiKey: e.COUNTERSIGN_API_KEY ?? null,
+    logLevel: e.LOG_LEVEL,
+    // The Slack Web API client appends method names to this base: it must end with a slash.
+    chatApiUrl: e.CHAT_API_URL.endsWith('/') ? e.CHAT_API_URL : `${e.CHAT_API_URL}/`,
+    chatBotToken: e.CHAT_BOT_TOKEN || null,
+    trackerApiUrl: e.TRACKER_API_URL,
+    trackerApiKey: e.TRACKER_API_KEY || null,
+    trackerWebhookSecret: e.TRACKER_WEBHOOK_SECRET || null,
+    oauth: {
+      accessTokenSeconds: e.OAUTH_ACCESS_TOKEN_SECONDS,
+      refreshTokenSeconds: e.OAUTH_REFRESH_TOKEN_SECONDS,
+      refreshGraceSeconds: e.OAUTH_REFRESH_GRACE_SECONDS,
+      codeSeconds: e.OAUTH_CODE_SECONDS,
+    },
+  };
+}

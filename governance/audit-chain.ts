@@ -1,0 +1,60 @@
+// The audit hash chain (governance/README.md "Hash chain"). Each entry's hash covers the previous
+// entry's hash, its own sequence number and the canonical JSON of every other column, so changing,
+// removing or reordering an entry breaks every hash after it.
+import { createHash } from 'node:crypto';
+
+/** The hash before an organization's first entry. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** The columns an entry's hash covers, besides seq and prev_hash (store/audit.ts AuditRow). */
+export interface AuditBody {
+  id: string;
+  org_id: string;
+  occurred_at: string;
+  actor_kind: string;
+  actor_user_id: string | null;
+  actor_api_key_id: string | null;
+  actor_workflow_run_id: string | null;
+  actor_workflow_id: string | null;
+  origin: string;
+  ai_client_id: string | null;
+  ai_client_name: string | null;
+  database_id: string | null;
+  credential_id: string | null;
+  statement: string;
+  params: unknown;
+  classification: string | null;
+  rows_returned: number | null;
+  duration_ms: number | null;
+  request_id: string | null;
+  reviews_required: number | null;
+  approved_by: string[];
+  bypassed: boolean;
+  bypass_reason: string | null;
+  outcome: string;
+  detail: string | null;
+}
+
+/**
+ * JSON with object keys sorted at every level, so the same values always give the same text,
+ * whichever order a driver or jsonb hands keys back in.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+}
+
+/** The text the store hashes for an entry: keep in step with the append statement in store/audit.ts. */
+export function bodyText(body: AuditBody): string {
+  return canonicalJson(body);
+}
+
+/** sha256(prev_hash ':' seq ':' body), hex: what the store computes when it appends. */
+export function entryHash(prevHash: string, seq: bigint | number, body: string): string {
+  return createHash('sha256').update(`${prevHash}:${seq}:${body}`, 'utf8').digest('hex');
+}

@@ -1,0 +1,36 @@
+import { adapterFor } from '../adapters/index.ts';
+import type { Keyring } from '../store/crypto.ts';
+import { findCredentialByUsername } from '../store/databases.ts';
+import type { Tx } from '../store/db.ts';
+import { getDatabase } from './databases.ts';
+import { connectionConfigFor } from './connections.ts';
+import type { QueryActor } from './query.ts';
+
+/** SPEC.md 7: `ok`, or the database's own error message; null when database or credential is unknown. */
+export async function checkConnection(
+  deps: { sql: Tx; keyring: Keyring },
+  orgId: string,
+  actor: QueryActor,
+  databaseId: string,
+  username: string,
+): Promise<string | null> {
+  let found: Awaited<ReturnType<typeof getDatabase>>;
+  try {
+    found = await getDatabase(deps.sql, orgId, actor, databaseId);
+  } catch {
+    return null;
+  }
+  const cred = await findCredentialByUsername(deps.sql, found.db.id, username);
+  if (!cred) return null;
+  // A fresh pool, not the shared one: the point is to prove a new connection can be opened.
+  const pool = adapterFor(found.db.adapter).connect(connectionConfigFor(deps.keyring, found.db, cred));
+  try {
+    await pool.check();
+    return 'ok';
+  } catch (err) {
+    // Adapter errors carry the server's message with secrets already removed.
+    return err instanceof Error && err.message ? err.message : 'connection failed';
+  } finally {
+    await pool.close().catch(() => {});
+  }
+}

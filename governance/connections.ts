@@ -1,0 +1,32 @@
+import { DEFAULT_PORTS, type ConnectionConfig } from '../adapters/types.ts';
+import type { Keyring } from '../store/crypto.ts';
+import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
+
+/**
+ * The connection settings of one credential of one database, with its secrets opened.
+ * The result must never be logged or returned: it holds the password and the client key.
+ */
+export function connectionConfigFor(keyring: Keyring, db: DatabaseRow, cred: CredentialRow): ConnectionConfig {
+  return {
+    adapter: db.adapter,
+    // SPEC.md 2.2: a credential may carry its own hostname (e.g. a read replica).
+    hostname: cred.hostname ?? db.hostname,
+    port: db.port ?? DEFAULT_PORTS[db.adapter],
+    database: db.database,
+    username: cred.username,
+    password: keyring.decrypt(cred.password_enc, cred.id),
+    ssl: {
+      enabled: db.ssl,
+      caCert: db.ssl_ca_cert,
+      verifyServerHostname: db.verify_server_hostname,
+      clientCert: db.ssl_client_cert,
+      clientKey: db.ssl_client_key_enc ? keyring.decrypt(db.ssl_client_key_enc, db.id) : null,
+    },
+    timeoutSeconds: cred.timeout,
+  };
+}
+
+/** Pools are versioned by the rows they were built from: any change to either makes a new one. */
+export function poolVersion(db: DatabaseRow, cred: CredentialRow): string {
+  return `${db.updated_at.toISOString()}|${cred.updated_at.toISOString()}`;
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { rewritePostgres } from './postgres.ts';
+import { ProtectionParseError, ProtectionRefusedError } from './rules.ts';
+import { testRules, testSchema } from './test-schema.ts';
+
+const schema = testSchema('public', false);
+const rules = testRules(false);
+const rewrite = (sql: string) => rewritePostgres(sql, schema, rules);
+const flat = async (sql: string) => (await rewrite(sql)).replace(/\s+/g, ' ').trim();
+
+describe('Postgres rewriter: protected references are replaced wherever they appear', () => {
+  it('select list keeps the column name; WHERE, ORDER BY, GROUP BY see only the mask', async () => {
+    expect(await flat("select email from users where email like 'a%' group by email order by email")).toBe(
+      "SELECT '****'::text AS email FROM users WHERE '****'::text LIKE 'a%' GROUP BY '****'::text ORDER BY email",
+    );
+  });
+
+  it('an alias does not escape the rule, and shown columns stay untouched', async () => {
+    expect(await flat('select u.email as e, u.name from users u')).toBe(
+      "SELECT '****'::text AS e, u.name FROM users AS u",
+    );
+  });
+
+  it('hash is salted md5, partial keeps the configured tail, a column without a rule is a typed NULL', async () => {
+    const out = await flat('select ssn, phone from users');
+    expect(out).toContain("md5('salt:' || users.ssn::text) AS ssn");
+    expect(out).toContain('"right"(users.phone::text, 2)');
+    const hidden = await flat('select id from users u(id, e, n, s, p) where s is null');
+    expect(hidden).toContain("md5('salt:' || u.s::text) IS NULL");
+  });
+
+  it('* is expanded from the schema; a subquery keeps its own alias.*', async () => {
+    const out = await flat('select * from users, (select 1 as one) s');
+    expect(out).toMatch(/^SELECT users\.id AS id, '\*\*\*\*'::text AS email, .* s\.\* FROM users/);
+  });
+
+  it('subqueries, CTEs and set operations are rewritten at every level', async () => {
+    const out = await flat(
+      'with c as (select email from users) select * from c union select (select ssn from users limit 1)',
+    );
+    expect(out).not.toContain('users.email');
+    expect(out).toContain("'****'::text AS email");
+    expect(out).toContain("md5('salt:' || users.ssn::text)");
+  });
+
+  it('without a protected column the statement is printed back equivalent', async () => {
+    expect(await flat('select id, name from users where id = $1')).toBe(
+      'SELECT id, name FROM users WHERE id = $1',
+    );
+  });
+});
+
+describe('Postgres rewriter: what cannot be proven safe is refused', () => {
+  it.each([
+    ['select row_to_json(u) from users u', /whole-row/],
+    ['select * from pg_stats', /system catalog/],
+    ['select * from nowhere', /not known/],
+    ['select secret from users', /not known/],
+    ['copy users to stdout', /COPY is refused/],
+    ["select lo_import('/etc/passwd')", /lo_import/],
+    ['select 1 operator(public.===) 2', /operator/],
+    ['select 1; select 2', /one statement/],
+  ])('%s', async (sql, message) => {
+    await expect(rewrite(sql)).rejects.toThrow(message);
+    await expect(rewrite(sql)).rejects.toBeInstanceOf(ProtectionRefusedError);
+  });
+
+  it('a syntax error is a 422 naming the parser message', async () => {
+    const err = await rewrite('select from from').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProtectionParseError);
+    expect((err as ProtectionParseError).status).toBe(422);
+  });
+});

@@ -1,0 +1,85 @@
+import { AppError } from '../../core/errors.ts';
+import type { RuleAction, RuleRow } from '../../store/data-protection.ts';
+
+/** What the policy does to one column. `show` leaves it; every other kind replaces it. */
+export interface ColumnTreatment {
+  action: RuleAction;
+  keepFirst: number;
+  keepLast: number;
+}
+
+/** The constant every `mask` (and the middle of every `partial`) becomes. */
+export const MASK = '****';
+
+const SHOW: ColumnTreatment = { action: 'show', keepFirst: 0, keepLast: 0 };
+const HIDE: ColumnTreatment = { action: 'hide', keepFirst: 0, keepLast: 0 };
+
+/**
+ * A policy's rules, indexed for lookup. The most specific rule wins: a named column over
+ * the table's '*', a rule with a schema over one without. A column that no rule names is
+ * hidden (issue 6: default deny).
+ */
+export class RuleBook {
+  private readonly byKey = new Map<string, ColumnTreatment>();
+
+  constructor(
+    readonly policyId: string,
+    readonly salt: string,
+    rules: RuleRow[],
+    /** MySQL compares column and table names case-insensitively. */
+    private readonly foldCase = false,
+  ) {
+    for (const r of rules) {
+      this.byKey.set(this.key(r.schema_name, r.table_name, r.column_name), {
+        action: r.action,
+        keepFirst: r.keep_first,
+        keepLast: r.keep_last,
+      });
+    }
+  }
+
+  private key(schema: string | null, table: string, column: string): string {
+    const k = JSON.stringify([schema, table, column]);
+    return this.foldCase ? k.toLowerCase() : k;
+  }
+
+  /** The treatment of `schema.table.column` under this policy. */
+  treatment(schema: string, table: string, column: string): ColumnTreatment {
+    return (
+      this.byKey.get(this.key(schema, table, column)) ??
+      this.byKey.get(this.key(null, table, column)) ??
+      this.byKey.get(this.key(schema, table, '*')) ??
+      this.byKey.get(this.key(null, table, '*')) ??
+      HIDE
+    );
+  }
+
+  isShown(schema: string, table: string, column: string): boolean {
+    return this.treatment(schema, table, column).action === 'show';
+  }
+}
+
+export const SHOWN = SHOW;
+
+/**
+ * The query was refused because a data-protection policy applies and the statement uses a
+ * construct whose result could not be proven free of protected values (fail closed).
+ */
+export class ProtectionRefusedError extends AppError {
+  constructor(reason: string) {
+    super(403, 'protection-refused', 'Refused by data protection', `data protection: ${reason}`);
+  }
+}
+
+/** The statement could not be parsed; under a policy an unparsable statement never runs. */
+export class ProtectionParseError extends AppError {
+  constructor(reason: string) {
+    super(422, 'protection-unparsable', 'Statement not analyzable', `data protection: ${reason}`);
+  }
+}
+
+/**
+ * A relation or column the cached schema does not know: the schema may have changed since
+ * it was read, so the caller reads it again once before refusing.
+ */
+export class UnknownObjectError extends ProtectionRefusedError {}

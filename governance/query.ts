@@ -1,0 +1,417 @@
+import type { AdapterPool, ConnectionConfig, ParamValue, QueryResult } from '../adapters/types.ts';
+import type { Logger } from '../config/runtime.ts';
+import { AppError } from '../core/errors.ts';
+import type { Keyring } from '../store/crypto.ts';
+import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
+import type { Sql } from '../store/db.ts';
+import { newId } from '../store/ids.ts';
+import { insertRequest, updateRequest } from '../store/query-requests.ts';
+import type { Role } from '../store/users.ts';
+import { resolveTarget } from './access.ts';
+import { type AuditAttempt, type ReviewFacts, recordAttempt } from './audit.ts';
+import { classifyStatement, type StatementClass } from './classify.ts';
+import { connectionConfigFor, poolVersion } from './connections.ts';
+import type { RequestNotifier } from './notify.ts';
+import { encodeParams } from './params.ts';
+import { type BypassRequest, bypassRefusal } from './review-rules.ts';
+
+export { canSee, resolveTarget } from './access.ts';
+export type { BypassRequest } from './review-rules.ts';
+
+/** Where a query comes from (DESIGN.md pipeline; audited and governed by origin). */
+export type QueryOrigin = 'user' | 'dashboard' | 'workflow' | 'ai';
+
+/** Who a query runs for. */
+export type QueryActor =
+  | {
+      kind: 'user';
+      userId: string;
+      role: Role;
+      oauthClient?: { id: string; name: string };
+      /** The organization API key acting for this user (header x-act-as-user), audited beside them. */
+      viaApiKeyId?: string;
+    }
+  | { kind: 'api_key'; apiKeyId: string }
+  | { kind: 'workflow_run'; runId: string; workflowId: string };
+
+/** One query through the pipeline. */
+export interface GovernedQuery {
+  orgId: string;
+  actor: QueryActor;
+  origin: QueryOrigin;
+  databaseId: string;
+  /** The credential to run as; the database's default credential when omitted. */
+  credentialId?: string | null | undefined;
+  /** SQL text in the adapter's placeholder style; user values only in `params`. */
+  statement: string;
+  params: ParamValue[];
+  /** A caller's own cap (previews); the pipeline never returns more than HARD_MAX_ROWS. */
+  maxRows?: number;
+  /** Seconds; defaults to the credential's timeout, else DEFAULT_TIMEOUT_SECONDS. */
+  timeoutSeconds?: number;
+  /**
+   * A credential with reviews_required > 0: 'refuse' (the default) denies the query; callers
+   * that can hand a pending request back to a person use `SubmittedQuery` instead.
+   */
+  onReviewRequired?: 'refuse';
+}
+
+/** A query that becomes a query request when its credential requires reviews (REST, MCP). */
+export interface SubmittedQuery extends Omit<GovernedQuery, 'onReviewRequired'> {
+  onReviewRequired: 'submit';
+  /** Run as soon as the last required approval arrives. */
+  runOnApproval?: boolean;
+  /** A super admin's acknowledged override of the review gate. */
+  bypass?: BypassRequest | null;
+}
+
+export type GovernedOutcome = {
+  status: 'executed';
+  result: QueryResult;
+  databaseId: string;
+  credentialId: string;
+  /** The query request it ran under (reviewed or bypassed), if any. */
+  requestId?: string | null;
+  auditId?: string;
+};
+
+/** The query waits for reviews as query request `requestId`. */
+export interface PendingReviewOutcome {
+  status: 'pending_review';
+  requestId: string;
+  databaseId: string;
+  credentialId: string;
+  reviewsRequired: number;
+}
+
+/** Pools by credential, rebuilt when the database or credential row changes (adapters/registry.ts). */
+export interface PoolSource {
+  acquire(
+    key: { databaseId: string; credentialId: string; version: string },
+    config: () => ConnectionConfig,
+  ): AdapterPool;
+  /** Closes every pool of a database (its settings changed, or it is gone). */
+  invalidate(databaseId: string): Promise<void>;
+  closeAll(): Promise<void>;
+}
+
+/** Decisions a policy may widen; absent, the strict defaults hold. */
+export interface GovernancePolicy {
+  /** DESIGN.md step 2: AI queries are read-only unless a policy allows more. */
+  aiMayWrite?(ctx: {
+    orgId: string;
+    actor: QueryActor;
+    db: DatabaseRow;
+    cred: CredentialRow;
+  }): Promise<boolean>;
+}
+
+export interface GovernanceDeps {
+  sql: Sql;
+  keyring: Keyring;
+  logger: Logger;
+  pools: PoolSource;
+  /** Tells reviewers about new query requests; no notification without it. */
+  notify?: RequestNotifier;
+  policy?: GovernancePolicy;
+}
+
+/** Rows a person's query may return at most; the UI and API say when a result was cut. */
+export const HARD_MAX_ROWS = 10_000;
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+
+/** A query the database ran and refused or failed; the message is the server's own, without secrets. */
+export class QueryFailedError extends AppError {
+  constructor(
+    readonly kind: 'connection' | 'query' | 'timeout',
+    message: string,
+  ) {
+    super(422, 'query-failed', 'Query failed', message);
+  }
+}
+
+/** A governance rule refused the query before it reached the database. */
+export class QueryDeniedError extends AppError {
+  constructor(reason: string) {
+    super(403, 'query-denied', 'Query denied', reason);
+  }
+}
+
+/** What the audit needs to know of an attempt before its outcome. */
+type AttemptBase = Omit<AuditAttempt, 'outcome'>;
+
+/**
+ * The one governed-query pipeline (DESIGN.md): every origin — REST, dashboard, MCP,
+ * workflow — calls this function and nothing else reaches a target database. Every attempt,
+ * whatever its outcome, leaves exactly one audit entry.
+ */
+export function runGovernedQuery(
+  deps: GovernanceDeps,
+  q: SubmittedQuery,
+): Promise<GovernedOutcome | PendingReviewOutcome>;
+export function runGovernedQuery(deps: GovernanceDeps, q: GovernedQuery): Promise<GovernedOutcome>;
+export async function runGovernedQuery(
+  deps: GovernanceDeps,
+  q: GovernedQuery | SubmittedQuery,
+): Promise<GovernedOutcome | PendingReviewOutcome> {
+  const attempt: AttemptBase = {
+    orgId: q.orgId,
+    actor: q.actor,
+    origin: q.origin,
+    databaseId: q.databaseId,
+    credentialId: q.credentialId ?? null,
+    statement: q.statement,
+    params: q.params,
+    classification: null,
+  };
+  // 1. Resolve database and credential; 404 when the actor may not see them.
+  const target = await resolveTarget(deps.sql, q).catch((err: unknown) => deny(deps, attempt, err));
+  const { db, cred } = target;
+  attempt.credentialId = cred.id;
+  attempt.classification = await classifyStatement(db.adapter, q.statement);
+  // 2. Origin rules (AI caps and read-only).
+  const maxRows = await originLimits(deps, q, db, cred, attempt.classification).catch((err: unknown) =>
+    deny(deps, attempt, err),
+  );
+  const timeoutSeconds = q.timeoutSeconds ?? cred.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+  const run = {
+    orgId: q.orgId,
+    actor: q.actor,
+    origin: q.origin,
+    db,
+    cred,
+    statement: q.statement,
+    params: q.params,
+    classification: attempt.classification,
+    maxRows,
+    timeoutSeconds,
+  };
+  // 3. Review gate: a credential that needs reviews never runs a query directly.
+  if (cred.reviews_required === 0) return executeGoverned(deps, { ...run, review: null });
+  if (q.onReviewRequired !== 'submit') {
+    return deny(
+      deps,
+      attempt,
+      new QueryDeniedError(
+        `credential ${cred.username} requires ${cred.reviews_required} review(s); submit a query request instead`,
+      ),
+    );
+  }
+  if (q.actor.kind !== 'user')
+    return deny(
+      deps,
+      attempt,
+      new QueryDeniedError('a query request needs a person as its author (x-act-as-user)'),
+    );
+  const author = q.actor;
+  const requestFields = {
+    id: newId('qr'),
+    org_id: q.orgId,
+    database_id: db.id,
+    credential_id: cred.id,
+    author_user_id: author.userId,
+    author_api_key_id: author.viaApiKeyId ?? null,
+    origin: q.origin,
+    ai_client_id: q.origin === 'ai' ? (author.oauthClient?.id ?? null) : null,
+    ai_client_name: q.origin === 'ai' ? (author.oauthClient?.name ?? null) : null,
+    statement: q.statement,
+    params: encodeParams(q.params),
+    classification: attempt.classification,
+    reviews_required: cred.reviews_required,
+    run_on_approval: q.runOnApproval ?? false,
+  };
+  if (q.bypass) {
+    // SPEC.md 2.2 review_bypass_allowed: recorded on the request and flagged in the audit log.
+    const refusal = bypassRefusal(q.actor, author.userId, db, q.bypass);
+    if (refusal) return deny(deps, attempt, new QueryDeniedError(refusal));
+    const reason = q.bypass.reason ?? null;
+    const request = await insertRequest(deps.sql, {
+      ...requestFields,
+      status: 'executing',
+      bypassed: true,
+      bypass_reason: reason,
+      bypassed_at: new Date(),
+    });
+    const review: ReviewFacts = {
+      requestId: request.id,
+      reviewsRequired: cred.reviews_required,
+      approvedBy: [],
+      bypassed: true,
+      bypassReason: reason,
+    };
+    return settleRequest(deps, request.id, () => executeGoverned(deps, { ...run, review }));
+  }
+  const request = await deps.sql.begin(async (tx) => {
+    const row = await insertRequest(tx, {
+      ...requestFields,
+      status: 'pending',
+      bypassed: false,
+      bypass_reason: null,
+      bypassed_at: null,
+    });
+    await recordAttempt(tx, {
+      ...attempt,
+      outcome: 'pending',
+      detail: `waiting for ${cred.reviews_required} review(s)`,
+      review: {
+        requestId: row.id,
+        reviewsRequired: cred.reviews_required,
+        approvedBy: [],
+        bypassed: false,
+        bypassReason: null,
+      },
+    });
+    return row;
+  });
+  deps.notify?.requestOpened(request, db);
+  return {
+    status: 'pending_review',
+    requestId: request.id,
+    databaseId: db.id,
+    credentialId: cred.id,
+    reviewsRequired: cred.reviews_required,
+  };
+}
+
+/** One query ready to run: target resolved, every rule before execution passed. */
+export interface Execution {
+  orgId: string;
+  actor: QueryActor;
+  origin: QueryOrigin;
+  db: DatabaseRow;
+  cred: CredentialRow;
+  statement: string;
+  params: ParamValue[];
+  classification: StatementClass;
+  maxRows: number;
+  timeoutSeconds: number;
+  review: ReviewFacts | null;
+}
+
+/**
+ * Steps 4–6 of the pipeline: execute with bound parameters, the timeout and the row cap, and
+ * audit the outcome. Direct queries and approved query requests both end here.
+ */
+export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promise<GovernedOutcome> {
+  const base: AttemptBase = {
+    orgId: x.orgId,
+    actor: x.actor,
+    origin: x.origin,
+    databaseId: x.db.id,
+    credentialId: x.cred.id,
+    statement: x.statement,
+    params: x.params,
+    classification: x.classification,
+    review: x.review,
+  };
+  const t0 = performance.now();
+  let result: QueryResult;
+  try {
+    // data protection: rewrite before execute, redact after
+    const plan = { statement: x.statement, params: x.params, redact: (r: QueryResult): QueryResult => r };
+    const pool = deps.pools.acquire(
+      { databaseId: x.db.id, credentialId: x.cred.id, version: poolVersion(x.db, x.cred) },
+      () => connectionConfigFor(deps.keyring, x.db, x.cred),
+    );
+    const raw = await pool.execute(plan.statement, plan.params, {
+      maxRows: x.maxRows,
+      timeoutSeconds: x.timeoutSeconds,
+    });
+    result = plan.redact(raw);
+  } catch (err) {
+    const failure = asQueryFailed(err);
+    await recordAttempt(deps.sql, {
+      ...base,
+      // A governance refusal raised here (data protection) is a denial; anything else a failure.
+      outcome: failure instanceof QueryFailedError ? 'failed' : 'denied',
+      durationMs: performance.now() - t0,
+      detail: failure.message,
+    });
+    throw failure;
+  }
+  const audit = await recordAttempt(deps.sql, {
+    ...base,
+    outcome: 'allowed',
+    rowsReturned: result.num_rows,
+    durationMs: performance.now() - t0,
+  });
+  return {
+    status: 'executed',
+    result,
+    databaseId: x.db.id,
+    credentialId: x.cred.id,
+    requestId: x.review?.requestId ?? null,
+    auditId: audit.id,
+  };
+}
+
+/** Row cap for the origin; AI queries need opt-in on database and credential (SPEC.md 8) and must read. */
+export async function originLimits(
+  deps: GovernanceDeps,
+  q: Pick<GovernedQuery, 'orgId' | 'actor' | 'origin' | 'maxRows'>,
+  db: DatabaseRow,
+  cred: CredentialRow,
+  classification: StatementClass,
+): Promise<number> {
+  const maxRows = Math.min(q.maxRows ?? HARD_MAX_ROWS, HARD_MAX_ROWS);
+  if (q.origin !== 'ai') return maxRows;
+  if (!db.ai_enabled) throw new QueryDeniedError(`AI access is not enabled on database ${db.name}`);
+  if (!cred.ai_allowed) throw new QueryDeniedError(`the AI may not run as credential ${cred.username}`);
+  if (
+    classification === 'write' &&
+    !(await deps.policy?.aiMayWrite?.({ orgId: q.orgId, actor: q.actor, db, cred }))
+  ) {
+    throw new QueryDeniedError(
+      'AI-originated queries may only read; this statement writes or could not be parsed',
+    );
+  }
+  return Math.min(maxRows, db.ai_max_rows);
+}
+
+/** Runs a claimed request and records how it ended on the request row. */
+export async function settleRequest(
+  deps: GovernanceDeps,
+  requestId: string,
+  execute: () => Promise<GovernedOutcome>,
+): Promise<GovernedOutcome> {
+  try {
+    const outcome = await execute();
+    await updateRequest(deps.sql, requestId, {
+      status: 'executed',
+      result_command: outcome.result.command,
+      result_rows: outcome.result.num_rows,
+      executed_at: new Date(),
+    });
+    return outcome;
+  } catch (err) {
+    await updateRequest(deps.sql, requestId, {
+      status: 'failed',
+      error: err instanceof AppError ? err.detail : 'the query failed',
+      executed_at: new Date(),
+    });
+    throw err;
+  }
+}
+
+/** Audits a refused attempt, then throws the refusal. */
+export async function deny(deps: GovernanceDeps, attempt: AttemptBase, err: unknown): Promise<never> {
+  if (!(err instanceof AppError)) {
+    // Not a refusal but a fault of ours (e.g. the store): audited as failed, without its message.
+    await recordAttempt(deps.sql, {
+      ...attempt,
+      outcome: 'failed',
+      detail: 'internal error before execution',
+    });
+    throw err;
+  }
+  await recordAttempt(deps.sql, { ...attempt, outcome: 'denied', detail: err.detail });
+  throw err;
+}
+
+function asQueryFailed(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { kind?: string; message?: string };
+  const kind = e.kind === 'connection' || e.kind === 'timeout' ? e.kind : 'query';
+  // Adapter errors are already stripped of passwords and key material (adapters/errors.ts).
+  return new QueryFailedError(kind, e.message ?? 'the query failed');
+}

@@ -1,0 +1,338 @@
+// The life cycle of query requests (governance/README.md "Request life cycle"): reviewers approve,
+// reject and comment; the author edits, cancels and runs. Running goes through the same
+// executeGoverned as a direct query, after every rule is checked again.
+import type { ParamValue } from '../adapters/types.ts';
+import { conflict, forbidden, notFound } from '../core/errors.ts';
+import { findDatabase } from '../store/databases.ts';
+import type { Tx } from '../store/db.ts';
+import { newId } from '../store/ids.ts';
+import {
+  claimRequest,
+  findRequest,
+  insertReview,
+  listRequests,
+  listReviews,
+  type QueryRequestRow,
+  type RequestStatus,
+  type ReviewRow,
+  updateRequest,
+} from '../store/query-requests.ts';
+import { findUserById } from '../store/users.ts';
+import { canSee, resolveTarget } from './access.ts';
+import type { ReviewFacts } from './audit.ts';
+import { classifyStatement } from './classify.ts';
+import { decodeParams, encodeParams } from './params.ts';
+import {
+  DEFAULT_TIMEOUT_SECONDS,
+  deny,
+  executeGoverned,
+  type GovernanceDeps,
+  type GovernedOutcome,
+  originLimits,
+  type QueryActor,
+  QueryDeniedError,
+  settleRequest,
+} from './query.ts';
+import { type BypassRequest, bypassRefusal, validApprovers } from './review-rules.ts';
+
+/** A request with its reviews and the approvals that count right now. */
+export interface RequestView {
+  request: QueryRequestRow;
+  reviews: ReviewRow[];
+  validApprovals: string[];
+}
+
+/** A request the actor can see (its database is visible to them), or 404. */
+async function visibleRequest(sql: Tx, orgId: string, actor: QueryActor, id: string, forUpdate = false) {
+  const request = await findRequest(sql, orgId, id, { forUpdate });
+  const db = request ? await findDatabase(sql, orgId, request.database_id) : null;
+  if (!request || !db || !(await canSee(sql, db, actor))) throw notFound('no such query request');
+  return { request, db };
+}
+
+async function view(sql: Tx, request: QueryRequestRow): Promise<RequestView> {
+  const db = await findDatabase(sql, request.org_id, request.database_id);
+  return {
+    request,
+    reviews: await listReviews(sql, request.id),
+    validApprovals: db ? await validApprovers(sql, request, db) : [],
+  };
+}
+
+export async function getRequest(
+  deps: GovernanceDeps,
+  orgId: string,
+  actor: QueryActor,
+  id: string,
+): Promise<RequestView> {
+  const { request } = await visibleRequest(deps.sql, orgId, actor, id);
+  return view(deps.sql, request);
+}
+
+/** Requests on databases the actor can see, newest first. */
+export async function listQueryRequests(
+  deps: GovernanceDeps,
+  orgId: string,
+  actor: QueryActor,
+  f: { status?: RequestStatus; databaseId?: string; mine?: boolean; cursor?: string; limit: number },
+): Promise<{ items: QueryRequestRow[]; nextCursor: string | null }> {
+  const restricted = actor.kind === 'user' && actor.role !== 'super_admin' ? actor.userId : null;
+  const items = await listRequests(deps.sql, orgId, {
+    status: f.status,
+    databaseId: f.databaseId,
+    authorUserId: f.mine && actor.kind === 'user' ? actor.userId : undefined,
+    visibleTo: restricted,
+    after: f.cursor,
+    limit: f.limit + 1,
+  });
+  const more = items.length > f.limit;
+  const page = items.slice(0, f.limit);
+  return { items: page, nextCursor: more ? (page.at(-1)?.id ?? null) : null };
+}
+
+function requireAuthor(actor: QueryActor, request: QueryRequestRow, what: string): void {
+  if (actor.kind !== 'user' || actor.userId !== request.author_user_id)
+    throw forbidden(`only the author may ${what}`);
+}
+
+const OPEN: RequestStatus[] = ['pending', 'approved', 'rejected'];
+
+/**
+ * The author changes the SQL, the parameters or run-on-approval. A new statement or new
+ * parameters make a new revision: every earlier approval is void and the request waits again.
+ */
+export async function editRequest(
+  deps: GovernanceDeps,
+  orgId: string,
+  actor: QueryActor,
+  id: string,
+  input: { statement?: string; params?: ParamValue[]; runOnApproval?: boolean },
+): Promise<RequestView> {
+  const request = await deps.sql.begin(async (tx) => {
+    const { request: r, db } = await visibleRequest(tx, orgId, actor, id, true);
+    requireAuthor(actor, r, 'edit a query request');
+    if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
+    const sqlChanged = input.statement !== undefined || input.params !== undefined;
+    const statement = input.statement ?? r.statement;
+    return updateRequest(tx, r.id, {
+      ...(sqlChanged
+        ? {
+            statement,
+            params: input.params !== undefined ? encodeParams(input.params) : r.params,
+            classification: await classifyStatement(db.adapter, statement),
+            revision: r.revision + 1,
+            status: 'pending' as const,
+          }
+        : {}),
+      ...(input.runOnApproval !== undefined ? { run_on_approval: input.runOnApproval } : {}),
+    });
+  });
+  return view(deps.sql, request);
+}
+
+export async function cancelRequest(
+  deps: GovernanceDeps,
+  orgId: string,
+  actor: QueryActor,
+  id: string,
+): Promise<RequestView> {
+  const request = await deps.sql.begin(async (tx) => {
+    const { request: r } = await visibleRequest(tx, orgId, actor, id, true);
+    requireAuthor(actor, r, 'cancel a query request');
+    if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be canceled`);
+    return updateRequest(tx, r.id, { status: 'canceled' });
+  });
+  return view(deps.sql, request);
+}
+
+/** What an approval that completed a run-on-approval request led to. */
+export type RunReport =
+  | { status: 'executed'; rows: number }
+  | { status: 'failed' | 'denied'; detail: string };
+
+/**
+ * A reviewer approves, rejects or comments. Approving and rejecting need someone other than the
+ * author who can see the database; the last required approval of a run-on-approval request runs it.
+ */
+export async function reviewRequest(
+  deps: GovernanceDeps,
+  orgId: string,
+  actor: QueryActor,
+  id: string,
+  input: { verdict: ReviewRow['verdict']; body: string },
+): Promise<{ view: RequestView; run: RunReport | null }> {
+  if (actor.kind !== 'user')
+    throw forbidden('reviews are given by people: send x-act-as-user with an API key');
+  const reviewer = actor;
+  const { request, runNow } = await deps.sql.begin(async (tx) => {
+    const { request: r, db } = await visibleRequest(tx, orgId, reviewer, id, true);
+    const review = {
+      id: reviewId(),
+      request_id: r.id,
+      user_id: reviewer.userId,
+      revision: r.revision,
+      body: input.body,
+    };
+    if (input.verdict === 'comment') {
+      await insertReview(tx, { ...review, verdict: 'comment' });
+      return { request: r, runNow: false };
+    }
+    // Four-eyes rule: the author's own approval or rejection never counts.
+    if (reviewer.userId === r.author_user_id) throw forbidden('you cannot review your own query request');
+    if (r.status !== 'pending' && r.status !== 'approved')
+      throw conflict(`a ${r.status} query request cannot be reviewed`);
+    const earlier = await listReviews(tx, r.id);
+    if (
+      earlier.some(
+        (e) => e.user_id === reviewer.userId && e.revision === r.revision && e.verdict === input.verdict,
+      )
+    )
+      throw conflict(`you already gave this verdict on revision ${r.revision}`);
+    await insertReview(tx, { ...review, verdict: input.verdict });
+    if (input.verdict === 'reject')
+      return { request: await updateRequest(tx, r.id, { status: 'rejected' }), runNow: false };
+    const valid = await validApprovers(tx, r, db);
+    if (valid.length < r.reviews_required || r.status === 'approved') return { request: r, runNow: false };
+    const approved = await updateRequest(tx, r.id, { status: 'approved' });
+    return { request: approved, runNow: approved.run_on_approval };
+  });
+  let run: RunReport | null = null;
+  if (runNow) {
+    // Run-on-approval runs as the author, with every rule checked again as for a manual run.
+    const author = await findUserById(deps.sql, request.author_user_id);
+    const runner: QueryActor =
+      author && !author.disabled_at
+        ? { kind: 'user', userId: author.id, role: author.role, ...aiClientOf(request) }
+        : { kind: 'user', userId: request.author_user_id, role: 'member' };
+    run = await executeRequest(deps, request, runner, null).then(
+      (o): RunReport => ({ status: 'executed', rows: o.result.num_rows }),
+      (err: unknown): RunReport => {
+        const e = err as { status?: number; detail?: string };
+        return {
+          status: e.status === 403 || e.status === 404 ? 'denied' : 'failed',
+          detail: e.detail ?? 'the query failed',
+        };
+      },
+    );
+  }
+  const latest = await findRequest(deps.sql, orgId, id);
+  return { view: await view(deps.sql, latest ?? request), run };
+}
+
+/** The author runs their approved request (or, as a super admin, bypasses the missing reviews). */
+export async function runRequest(
+  deps: GovernanceDeps,
+  orgId: string,
+  actor: QueryActor,
+  id: string,
+  bypass: BypassRequest | null,
+): Promise<{ view: RequestView; outcome: GovernedOutcome }> {
+  const own = await findRequest(deps.sql, orgId, id);
+  const isAuthor = own !== null && actor.kind === 'user' && actor.userId === own.author_user_id;
+  // Others learn nothing of a request they cannot see; the author's run attempt is checked (and
+  // audited) by the pipeline itself, which answers 404 when their access is gone.
+  const request = isAuthor ? own : (await visibleRequest(deps.sql, orgId, actor, id)).request;
+  requireAuthor(actor, request, 'run a query request');
+  const runner: QueryActor = actor.kind === 'user' ? { ...actor, ...aiClientOf(request) } : actor;
+  const outcome = await executeRequest(deps, request, runner, bypass);
+  const latest = await findRequest(deps.sql, orgId, id);
+  return { view: await view(deps.sql, latest ?? request), outcome };
+}
+
+/** Reviews are rows of their request: `qrv_` + the ULID of a fresh `qr_` id. */
+function reviewId(): string {
+  return `qrv_${newId('qr').slice(3)}`;
+}
+
+function aiClientOf(r: QueryRequestRow): { oauthClient?: { id: string; name: string } } {
+  return r.origin === 'ai' && r.ai_client_id
+    ? { oauthClient: { id: r.ai_client_id, name: r.ai_client_name ?? '' } }
+    : {};
+}
+
+/**
+ * Checks everything again at run time — the author's access, origin rules, and which approvals
+ * still count (reviewer not the author, still with access, on the current revision) — then
+ * claims the request so it runs once, and executes it through the pipeline's execute step.
+ */
+async function executeRequest(
+  deps: GovernanceDeps,
+  r: QueryRequestRow,
+  runner: QueryActor,
+  bypass: BypassRequest | null,
+): Promise<GovernedOutcome> {
+  if (r.status !== 'pending' && r.status !== 'approved')
+    throw conflict(`a ${r.status} query request cannot run`);
+  const params = decodeParams(r.params);
+  const facts: ReviewFacts = {
+    requestId: r.id,
+    reviewsRequired: r.reviews_required,
+    approvedBy: [],
+    bypassed: false,
+    bypassReason: null,
+  };
+  const attempt = {
+    orgId: r.org_id,
+    actor: runner,
+    origin: r.origin,
+    databaseId: r.database_id,
+    credentialId: r.credential_id,
+    statement: r.statement,
+    params,
+    classification: r.classification,
+    review: facts,
+  };
+  const { db, cred } = await resolveTarget(deps.sql, {
+    orgId: r.org_id,
+    actor: runner,
+    databaseId: r.database_id,
+    credentialId: r.credential_id,
+  }).catch((err: unknown) => deny(deps, attempt, err));
+  const classification = await classifyStatement(db.adapter, r.statement);
+  const maxRows = await originLimits(deps, { ...attempt }, db, cred, classification).catch((err: unknown) =>
+    deny(deps, { ...attempt, classification }, err),
+  );
+  const approvedBy = await validApprovers(deps.sql, r, db);
+  // A credential whose requirement grew since submission holds the request to the new number.
+  const required = Math.max(r.reviews_required, cred.reviews_required);
+  const review: ReviewFacts = {
+    requestId: r.id,
+    reviewsRequired: required,
+    approvedBy,
+    bypassed: false,
+    bypassReason: null,
+  };
+  const base = { ...attempt, classification, review };
+  if (approvedBy.length < required) {
+    if (!bypass) {
+      if (r.status === 'approved') await claimRequest(deps.sql, r.id, ['approved'], 'pending', r.revision);
+      return deny(
+        deps,
+        base,
+        new QueryDeniedError(`this request needs ${required} approval(s); ${approvedBy.length} count now`),
+      );
+    }
+    const refusal = bypassRefusal(runner, r.author_user_id, db, bypass);
+    if (refusal) return deny(deps, base, new QueryDeniedError(refusal));
+    review.bypassed = true;
+    review.bypassReason = bypass.reason ?? null;
+  }
+  const claimed = await claimRequest(deps.sql, r.id, ['pending', 'approved'], 'executing', r.revision);
+  if (!claimed) throw conflict('the query request changed or is already running; reload it');
+  if (review.bypassed) {
+    await updateRequest(deps.sql, r.id, {
+      bypassed: true,
+      bypass_reason: review.bypassReason,
+      bypassed_at: new Date(),
+    });
+  }
+  return settleRequest(deps, r.id, () =>
+    executeGoverned(deps, {
+      ...base,
+      db,
+      cred,
+      maxRows,
+      timeoutSeconds: cred.timeout ?? DEFAULT_TIMEOUT_SECONDS,
+    }),
+  );
+}

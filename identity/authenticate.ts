@@ -1,0 +1,69 @@
+import { findApiKey, touchApiKey } from '../store/api-keys.ts';
+import type { Tx } from '../store/db.ts';
+import { findPersonalToken, touchPersonalToken } from '../store/personal-tokens.ts';
+import { parseSecret, secretMatches } from '../store/secrets.ts';
+import { findSession } from '../store/sessions.ts';
+import { findUserById } from '../store/users.ts';
+import type { ApiKeyPrincipal, UserPrincipal } from './principal.ts';
+
+/** Secret kinds: the first part of every bearer secret, so a key is never mistaken for a token. */
+export const SECRET_KINDS = { apiKey: 'cskey', personalToken: 'cspat', session: 'csses' } as const;
+
+/**
+ * Resolves an `x-api-key` value. Null for a malformed, unknown, wrong or revoked key: the
+ * caller answers all of these with the same 401 so a probe learns nothing.
+ */
+export async function authenticateApiKey(sql: Tx, presented: string): Promise<ApiKeyPrincipal | null> {
+  const parsed = parseSecret(presented);
+  if (!parsed || parsed.kind !== SECRET_KINDS.apiKey) return null;
+  const row = await findApiKey(sql, `key_${parsed.ulid}`);
+  if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
+  await touchApiKey(sql, row.id);
+  return { kind: 'api_key', orgId: row.org_id, apiKeyId: row.id };
+}
+
+/** Resolves a personal access token (`Authorization: Bearer`); it acts as its user. */
+export async function authenticatePersonalToken(sql: Tx, presented: string): Promise<UserPrincipal | null> {
+  const parsed = parseSecret(presented);
+  if (!parsed || parsed.kind !== SECRET_KINDS.personalToken) return null;
+  const row = await findPersonalToken(sql, `pat_${parsed.ulid}`);
+  if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
+  if (row.expires_at !== null && row.expires_at.getTime() <= Date.now()) return null;
+  const principal = await activeUser(sql, row.user_id, 'token', row.id);
+  if (principal) await touchPersonalToken(sql, row.id);
+  return principal;
+}
+
+/** Resolves a session cookie value; the session's CSRF token comes back for form checks. */
+export async function authenticateSession(
+  sql: Tx,
+  presented: string,
+): Promise<{ principal: UserPrincipal; csrfToken: string } | null> {
+  const parsed = parseSecret(presented);
+  if (!parsed || parsed.kind !== SECRET_KINDS.session) return null;
+  const row = await findSession(sql, `ses_${parsed.ulid}`);
+  if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
+  if (row.expires_at.getTime() <= Date.now()) return null;
+  const principal = await activeUser(sql, row.user_id, 'session', row.id);
+  return principal ? { principal, csrfToken: row.csrf_token } : null;
+}
+
+/** A disabled user's credentials stop working on their next request. */
+export async function activeUser(
+  sql: Tx,
+  userId: string,
+  via: UserPrincipal['via'],
+  credentialId: string,
+): Promise<UserPrincipal | null> {
+  const user = await findUserById(sql, userId);
+  if (!user || user.disabled_at !== null) return null;
+  return {
+    kind: 'user',
+    orgId: user.org_id,
+    userId: user.id,
+    email: user.email,
+    role: user.role,
+    via,
+    credentialId,
+  };
+}

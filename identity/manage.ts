@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { type ApiKeyRow, insertApiKey, revokeApiKey } from '../store/api-keys.ts';
+import type { Tx } from '../store/db.ts';
+import { newId } from '../store/ids.ts';
+import { insertPersonalToken, type PersonalTokenRow, revokePersonalToken } from '../store/personal-tokens.ts';
+import { hashPassword, hashSecret, mintSecret, verifyPassword } from '../store/secrets.ts';
+import { insertSession, revokeSession } from '../store/sessions.ts';
+import { findUserByEmail, insertUser, type Role, type UserRow } from '../store/users.ts';
+import { SECRET_KINDS } from './authenticate.ts';
+
+/** Creates an API key; the secret is in the result once and never again. */
+export async function createApiKey(
+  sql: Tx,
+  input: { orgId: string; name: string; createdBy: string | null; secret?: string },
+): Promise<{ key: ApiKeyRow; secret: string }> {
+  // A preset secret (COUNTERSIGN_API_KEY) is accepted as given; it is hashed like any other,
+  // and its id is the one it carries so authentication finds it.
+  const presetId = input.secret ? presetKeyId(input.secret) : null;
+  if (input.secret && !presetId)
+    throw new Error('a preset API key must have the shape cskey_<ULID>_<43 chars>');
+  const id = presetId ?? newId('key');
+  const minted = input.secret
+    ? { secret: input.secret, hash: hashSecret(input.secret) }
+    : mintSecret(SECRET_KINDS.apiKey, id);
+  const key = await insertApiKey(sql, {
+    id,
+    orgId: input.orgId,
+    name: input.name,
+    secretHash: minted.hash,
+    createdBy: input.createdBy,
+  });
+  return { key, secret: minted.secret };
+}
+
+/**
+ * A preset key must have our shape so it can be found by id: `cskey_<ulid>_<43 base64url>`.
+ * `countersign generate-api-key` prints one; deployments generate it once.
+ */
+function presetKeyId(secret: string): string | null {
+  const m = /^cskey_([0-9A-HJKMNP-TV-Z]{26})_[A-Za-z0-9_-]{43}$/.exec(secret);
+  return m ? `key_${m[1]}` : null;
+}
+
+export async function revokeOrgApiKey(sql: Tx, orgId: string, id: string): Promise<boolean> {
+  return revokeApiKey(sql, orgId, id);
+}
+
+/** Creates a personal access token acting as `userId`. */
+export async function createPersonalToken(
+  sql: Tx,
+  input: { userId: string; name: string; expiresAt: Date | null },
+): Promise<{ token: PersonalTokenRow; secret: string }> {
+  const id = newId('pat');
+  const minted = mintSecret(SECRET_KINDS.personalToken, id);
+  const token = await insertPersonalToken(sql, {
+    id,
+    userId: input.userId,
+    name: input.name,
+    secretHash: minted.hash,
+    expiresAt: input.expiresAt,
+  });
+  return { token, secret: minted.secret };
+}
+
+export async function revokeUserToken(sql: Tx, userId: string, id: string): Promise<boolean> {
+  return revokePersonalToken(sql, userId, id);
+}
+
+export async function createUser(
+  sql: Tx,
+  input: { orgId: string; email: string; name?: string; role: Role; password: string | null },
+): Promise<UserRow> {
+  return insertUser(sql, {
+    id: newId('usr'),
+    orgId: input.orgId,
+    email: input.email,
+    name: input.name ?? '',
+    role: input.role,
+    passwordHash: input.password === null ? null : await hashPassword(input.password),
+  });
+}
+
+const SESSION_HOURS = 12;
+
+/** Password sign-in. Null on any failure: unknown email and wrong password look alike. */
+export async function signInWithPassword(
+  sql: Tx,
+  email: string,
+  password: string,
+): Promise<{ cookie: string; csrfToken: string; user: UserRow } | null> {
+  const user = await findUserByEmail(sql, email);
+  // Hash even when the user is unknown so timing does not reveal which emails exist.
+  const stored = user?.password_hash ?? DUMMY_HASH;
+  const ok = await verifyPassword(password, stored);
+  if (!user || !ok || user.password_hash === null || user.disabled_at !== null) return null;
+  const session = await startSession(sql, user.id);
+  return { ...session, user };
+}
+
+/** Opens a web session for a user already authenticated (password or SSO). */
+export async function startSession(sql: Tx, userId: string): Promise<{ cookie: string; csrfToken: string }> {
+  const id = newId('ses');
+  const minted = mintSecret(SECRET_KINDS.session, id);
+  const csrfToken = randomBytes(24).toString('base64url');
+  await insertSession(sql, {
+    id,
+    userId,
+    secretHash: minted.hash,
+    csrfToken,
+    expiresAt: new Date(Date.now() + SESSION_HOURS * 3600_000),
+  });
+  return { cookie: minted.secret, csrfToken };
+}
+
+export async function endSession(sql: Tx, sessionId: string): Promise<void> {
+  await revokeSession(sql, sessionId);
+}
+
+// scrypt of a random password: verifying against it always fails, at the real cost.
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

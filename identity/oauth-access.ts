@@ -1,0 +1,102 @@
+// Access tokens: ES256 JWTs in the RFC 9068 profile, audience-bound to the MCP resource.
+import { createLocalJWKSet, errors as joseErrors, type JWTVerifyGetKey, jwtVerify, SignJWT } from 'jose';
+import type { Config } from '../config/env.ts';
+import type { Keyring } from '../store/crypto.ts';
+import type { Tx } from '../store/db.ts';
+import { findClient, findGrant, type OAuthGrantRow, touchGrant } from '../store/oauth.ts';
+import { activeUser } from './authenticate.ts';
+import { mcpResource } from './oauth-authorize.ts';
+import type { UserPrincipal } from './principal.ts';
+import { getSigningKey } from './signing-keys.ts';
+
+type AccessDeps = { sql: Tx; keyring: Keyring; config: Pick<Config, 'baseUrl' | 'oauth'> };
+
+/** RFC 9068 §2.1: access tokens are typed, so no other JWT of ours (x-service-jwt) passes as one. */
+export const ACCESS_TOKEN_TYP = 'at+jwt';
+
+export interface AccessClaims {
+  sub: string;
+  client_id: string;
+  grant_id: string;
+  scope: string;
+}
+
+/** RFC 9068 §2.2 claims: iss, exp, aud, sub, client_id, iat, jti, scope (+ our grant id). */
+export async function signAccessToken(deps: AccessDeps, input: { grant: OAuthGrantRow; clientId: string }): Promise<string> {
+  const key = await getSigningKey(deps);
+  return new SignJWT({ client_id: input.clientId, scope: input.grant.scope, grant_id: input.grant.id })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: ACCESS_TOKEN_TYP })
+    .setIssuer(deps.config.baseUrl)
+    .setAudience(input.grant.resource)
+    .setSubject(input.grant.user_id)
+    .setJti(crypto.randomUUID())
+    .setIssuedAt()
+    .setExpirationTime(`${deps.config.oauth.accessTokenSeconds}s`)
+    .sign(key.privateKey);
+}
+
+const keySets = new WeakMap<object, Promise<JWTVerifyGetKey>>();
+
+function keySet(deps: AccessDeps): Promise<JWTVerifyGetKey> {
+  let set = keySets.get(deps.sql);
+  if (!set) {
+    set = getSigningKey(deps).then((k) => createLocalJWKSet({ keys: [k.publicJwk] }));
+    set.catch(() => keySets.delete(deps.sql));
+    keySets.set(deps.sql, set);
+  }
+  return set;
+}
+
+/**
+ * Verifies signature, algorithm, type, issuer and audience (RFC 9068 §4; MCP authorization
+ * 2025-11-25 "Token Audience Binding and Validation": the server MUST reject tokens not issued
+ * for it). Null when any check fails.
+ */
+export async function readAccessToken(
+  deps: AccessDeps,
+  token: string,
+  options: { allowExpired?: boolean } = {},
+): Promise<AccessClaims | null> {
+  try {
+    const { payload } = await jwtVerify(token, await keySet(deps), {
+      algorithms: ['ES256'],
+      typ: ACCESS_TOKEN_TYP,
+      issuer: deps.config.baseUrl,
+      audience: mcpResource(deps.config.baseUrl),
+      ...(options.allowExpired ? { currentDate: new Date(0) } : {}),
+    });
+    const { sub, client_id, grant_id, scope } = payload;
+    if (typeof sub !== 'string' || typeof client_id !== 'string' || typeof grant_id !== 'string' || typeof scope !== 'string') {
+      return null;
+    }
+    return { sub, client_id, grant_id, scope };
+  } catch (err) {
+    if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return null;
+    throw err;
+  }
+}
+
+/** Who an MCP request acts as: the user, through one grant of one client. */
+export interface OAuthCaller {
+  principal: UserPrincipal;
+  client: { id: string; name: string };
+  scopes: string[];
+}
+
+/**
+ * Authenticates an MCP request's bearer token. Beyond the JWT checks, the grant must still
+ * be active and the user enabled: revoking a client, or disabling the user, takes effect on
+ * the next request rather than when the token expires.
+ */
+export async function authenticateAccessToken(deps: AccessDeps, token: string): Promise<OAuthCaller | null> {
+  const claims = await readAccessToken(deps, token);
+  if (!claims) return null;
+  const grant = await findGrant(deps.sql, claims.grant_id);
+  if (!grant || grant.revoked_at !== null || grant.user_id !== claims.sub || grant.client_id !== claims.client_id) return null;
+  const principal = await activeUser(deps.sql, grant.user_id, 'oauth', grant.id);
+  if (!principal) return null;
+  const client = await findClient(deps.sql, grant.client_id);
+  if (!client) return null;
+  await touchGrant(deps.sql, grant.id);
+  return { principal, client: { id: client.id, name: client.client_name }, scopes: claims.scope.split(' ') };
+}

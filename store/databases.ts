@@ -1,0 +1,174 @@
+import type { AdapterName } from '../adapters/types.ts';
+import type { Tx } from './db.ts';
+
+export interface DatabaseRow {
+  id: string;
+  org_id: string;
+  api_id: string | null;
+  name: string;
+  adapter: AdapterName;
+  hostname: string;
+  port: number;
+  database: string;
+  ssl: boolean;
+  verify_server_hostname: boolean;
+  ssl_ca_cert: string | null;
+  ssl_client_cert: string | null;
+  ssl_client_key_enc: string | null;
+  restrict_access: boolean;
+  review_bypass_allowed: boolean;
+  group_name: string | null;
+  slack_channel: string | null;
+  agent_id: string | null;
+  ai_enabled: boolean;
+  ai_max_rows: number;
+  inserted_at: Date;
+  updated_at: Date;
+}
+
+export interface CredentialRow {
+  id: string;
+  database_id: string;
+  username: string;
+  password_enc: string;
+  hostname: string | null;
+  ai_allowed: boolean;
+  timeout: number | null;
+  reviews_required: number;
+  default_credential: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Columns a create or update may set (everything but ids and timestamps). */
+export type DatabaseFields = Omit<DatabaseRow, 'id' | 'org_id' | 'inserted_at' | 'updated_at'>;
+export type CredentialFields = Omit<CredentialRow, 'id' | 'database_id' | 'created_at' | 'updated_at'>;
+
+const DATABASE_COLUMNS = [
+  'api_id',
+  'name',
+  'adapter',
+  'hostname',
+  'port',
+  'database',
+  'ssl',
+  'verify_server_hostname',
+  'ssl_ca_cert',
+  'ssl_client_cert',
+  'ssl_client_key_enc',
+  'restrict_access',
+  'review_bypass_allowed',
+  'group_name',
+  'slack_channel',
+  'agent_id',
+  'ai_enabled',
+  'ai_max_rows',
+] as const satisfies readonly (keyof DatabaseFields)[];
+
+const CREDENTIAL_COLUMNS = [
+  'username',
+  'password_enc',
+  'hostname',
+  'ai_allowed',
+  'timeout',
+  'reviews_required',
+  'default_credential',
+] as const satisfies readonly (keyof CredentialFields)[];
+
+export async function insertDatabase(sql: Tx, id: string, orgId: string, fields: DatabaseFields): Promise<DatabaseRow> {
+  const row = { id, org_id: orgId, ...fields };
+  const [out] = await sql<DatabaseRow[]>`insert into databases ${sql(row)} returning *`;
+  return out!;
+}
+
+export async function updateDatabase(sql: Tx, id: string, fields: Partial<DatabaseFields>): Promise<DatabaseRow> {
+  const columns = DATABASE_COLUMNS.filter((c) => c in fields);
+  const [out] = columns.length
+    ? await sql<DatabaseRow[]>`
+        update databases set ${sql(fields, ...columns)}, updated_at = now() where id = ${id} returning *`
+    : await sql<DatabaseRow[]>`update databases set updated_at = now() where id = ${id} returning *`;
+  return out!;
+}
+
+export async function findDatabase(sql: Tx, orgId: string, id: string): Promise<DatabaseRow | null> {
+  const [row] = await sql<DatabaseRow[]>`select * from databases where id = ${id} and org_id = ${orgId}`;
+  return row ?? null;
+}
+
+export async function findDatabaseByApiId(sql: Tx, orgId: string, apiId: string): Promise<DatabaseRow | null> {
+  const [row] = await sql<DatabaseRow[]>`select * from databases where api_id = ${apiId} and org_id = ${orgId}`;
+  return row ?? null;
+}
+
+/** Lists in id order after `after` (keyset pagination), optionally one group, optionally only `ids`. */
+export async function listDatabases(
+  sql: Tx,
+  orgId: string,
+  opts: { group?: string | undefined; after?: string | undefined; limit: number; visibleTo?: string | null },
+): Promise<DatabaseRow[]> {
+  return sql<DatabaseRow[]>`
+    select d.* from databases d
+    where d.org_id = ${orgId}
+      ${opts.group !== undefined ? sql`and d.group_name = ${opts.group}` : sql``}
+      ${opts.after ? sql`and d.id > ${opts.after}` : sql``}
+      ${
+        opts.visibleTo
+          ? sql`and (not d.restrict_access or exists (
+              select 1 from database_grants g where g.database_id = d.id and g.user_id = ${opts.visibleTo}))`
+          : sql``
+      }
+    order by d.id
+    limit ${opts.limit}`;
+}
+
+/** Deletes the database; credentials and grants go with it (on delete cascade). */
+export async function deleteDatabase(sql: Tx, id: string): Promise<void> {
+  await sql`delete from databases where id = ${id}`;
+}
+
+export async function listCredentials(sql: Tx, databaseIds: string[]): Promise<CredentialRow[]> {
+  if (databaseIds.length === 0) return [];
+  return sql<CredentialRow[]>`
+    select * from credentials where database_id in ${sql(databaseIds)} order by database_id, created_at, id`;
+}
+
+export async function findCredentialByUsername(sql: Tx, databaseId: string, username: string): Promise<CredentialRow | null> {
+  const [row] = await sql<CredentialRow[]>`
+    select * from credentials where database_id = ${databaseId} and username = ${username}`;
+  return row ?? null;
+}
+
+export async function findCredential(sql: Tx, databaseId: string, id: string): Promise<CredentialRow | null> {
+  const [row] = await sql<CredentialRow[]>`select * from credentials where database_id = ${databaseId} and id = ${id}`;
+  return row ?? null;
+}
+
+export async function insertCredential(
+  sql: Tx,
+  id: string,
+  databaseId: string,
+  fields: CredentialFields,
+): Promise<CredentialRow> {
+  const row = { id, database_id: databaseId, ...fields };
+  const [out] = await sql<CredentialRow[]>`
+    insert into credentials ${sql(row)} returning *`;
+  return out!;
+}
+
+export async function updateCredential(sql: Tx, id: string, fields: Partial<CredentialFields>): Promise<CredentialRow> {
+  const columns = CREDENTIAL_COLUMNS.filter((c) => c in fields);
+  const [out] = columns.length
+    ? await sql<CredentialRow[]>`
+        update credentials set ${sql(fields, ...columns)}, updated_at = now() where id = ${id} returning *`
+    : await sql<CredentialRow[]>`select * from credentials where id = ${id}`;
+  return out!;
+}
+
+export async function deleteCredential(sql: Tx, id: string): Promise<void> {
+  await sql`delete from credentials where id = ${id}`;
+}
+
+export async function hasGrant(sql: Tx, databaseId: string, userId: string): Promise<boolean> {
+  const rows = await sql`select 1 from database_grants where database_id = ${databaseId} and user_id = ${userId}`;
+  return rows.length > 0;
+}

@@ -1,0 +1,195 @@
+import type { Tx } from './db.ts';
+
+/** A registered OAuth client (RFC 7591); `secret_hash` is null for public clients. */
+export interface OAuthClientRow {
+  id: string;
+  client_name: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  token_endpoint_auth_method: 'none' | 'client_secret_basic' | 'client_secret_post';
+  scope: string;
+  extra: Record<string, string>;
+  secret_hash: string | null;
+  secret_expires_at: Date | null;
+  registered_from: string;
+  created_at: Date;
+}
+
+export interface OAuthCodeRow {
+  id: string;
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  scope: string;
+  resource: string;
+  expires_at: Date;
+  used_at: Date | null;
+  grant_id: string | null;
+  created_at: Date;
+}
+
+export interface OAuthGrantRow {
+  id: string;
+  client_id: string;
+  user_id: string;
+  scope: string;
+  resource: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+  revoked_reason: string | null;
+}
+
+export interface RefreshTokenRow {
+  id: string;
+  grant_id: string;
+  token_hash: string;
+  parent_id: string | null;
+  expires_at: Date;
+  rotated_at: Date | null;
+  created_at: Date;
+}
+
+export async function insertClient(sql: Tx, row: Omit<OAuthClientRow, 'created_at'>): Promise<OAuthClientRow> {
+  const [out] = await sql<OAuthClientRow[]>`
+    insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types,
+      token_endpoint_auth_method, scope, extra, secret_hash, secret_expires_at, registered_from)
+    values (${row.id}, ${row.client_name}, ${row.redirect_uris}, ${row.grant_types}, ${row.response_types},
+      ${row.token_endpoint_auth_method}, ${row.scope}, ${sql.json(row.extra)}, ${row.secret_hash},
+      ${row.secret_expires_at}, ${row.registered_from})
+    returning *`;
+  return out!;
+}
+
+export async function findClient(sql: Tx, id: string): Promise<OAuthClientRow | null> {
+  const [row] = await sql<OAuthClientRow[]>`select * from oauth_clients where id = ${id}`;
+  return row ?? null;
+}
+
+/** Registrations from one address since a moment (rate limiting is kept in the store, not memory). */
+export async function countRegistrations(sql: Tx, from: string | null, since: Date): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from oauth_clients
+    where created_at > ${since} ${from === null ? sql`` : sql`and registered_from = ${from}`}`;
+  return row!.n;
+}
+
+export async function insertCode(sql: Tx, row: Omit<OAuthCodeRow, 'used_at' | 'grant_id' | 'created_at'>): Promise<void> {
+  await sql`
+    insert into oauth_codes (id, code_hash, client_id, user_id, redirect_uri, code_challenge, scope, resource, expires_at)
+    values (${row.id}, ${row.code_hash}, ${row.client_id}, ${row.user_id}, ${row.redirect_uri},
+      ${row.code_challenge}, ${row.scope}, ${row.resource}, ${row.expires_at})`;
+}
+
+export async function findCode(sql: Tx, id: string): Promise<OAuthCodeRow | null> {
+  const [row] = await sql<OAuthCodeRow[]>`select * from oauth_codes where id = ${id}`;
+  return row ?? null;
+}
+
+/** Marks a code used; null when it was already used (the caller treats that as a replay). */
+export async function consumeCode(sql: Tx, id: string): Promise<OAuthCodeRow | null> {
+  const [row] = await sql<OAuthCodeRow[]>`
+    update oauth_codes set used_at = now() where id = ${id} and used_at is null returning *`;
+  return row ?? null;
+}
+
+export async function setCodeGrant(sql: Tx, codeId: string, grantId: string): Promise<void> {
+  await sql`update oauth_codes set grant_id = ${grantId} where id = ${codeId}`;
+}
+
+export async function insertGrant(
+  sql: Tx,
+  row: Pick<OAuthGrantRow, 'id' | 'client_id' | 'user_id' | 'scope' | 'resource'>,
+): Promise<OAuthGrantRow> {
+  const [out] = await sql<OAuthGrantRow[]>`
+    insert into oauth_grants (id, client_id, user_id, scope, resource)
+    values (${row.id}, ${row.client_id}, ${row.user_id}, ${row.scope}, ${row.resource})
+    returning *`;
+  return out!;
+}
+
+export async function findGrant(sql: Tx, id: string): Promise<OAuthGrantRow | null> {
+  const [row] = await sql<OAuthGrantRow[]>`select * from oauth_grants where id = ${id}`;
+  return row ?? null;
+}
+
+export async function revokeGrant(sql: Tx, id: string, reason: string): Promise<void> {
+  await sql`
+    update oauth_grants set revoked_at = now(), revoked_reason = ${reason}
+    where id = ${id} and revoked_at is null`;
+}
+
+/** Revokes one of the user's own grants; false when it is not theirs or already revoked. */
+export async function revokeUserGrant(sql: Tx, userId: string, id: string): Promise<boolean> {
+  const rows = await sql`
+    update oauth_grants set revoked_at = now(), revoked_reason = 'revoked by the user'
+    where id = ${id} and user_id = ${userId} and revoked_at is null
+    returning id`;
+  return rows.length > 0;
+}
+
+/** Records use at most once a minute, so a busy client does not write on every request. */
+export async function touchGrant(sql: Tx, id: string): Promise<void> {
+  await sql`
+    update oauth_grants set last_used_at = now()
+    where id = ${id} and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
+}
+
+export interface ConnectedClient {
+  grant_id: string;
+  client_id: string;
+  client_name: string;
+  redirect_uris: string[];
+  scope: string;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+export async function listUserGrants(sql: Tx, userId: string): Promise<ConnectedClient[]> {
+  return sql<ConnectedClient[]>`
+    select g.id as grant_id, c.id as client_id, c.client_name, c.redirect_uris, g.scope, g.created_at, g.last_used_at
+    from oauth_grants g join oauth_clients c on c.id = g.client_id
+    where g.user_id = ${userId} and g.revoked_at is null
+    order by g.created_at desc`;
+}
+
+export async function insertRefreshToken(
+  sql: Tx,
+  row: Pick<RefreshTokenRow, 'id' | 'grant_id' | 'token_hash' | 'parent_id' | 'expires_at'>,
+): Promise<void> {
+  await sql`
+    insert into oauth_refresh_tokens (id, grant_id, token_hash, parent_id, expires_at)
+    values (${row.id}, ${row.grant_id}, ${row.token_hash}, ${row.parent_id}, ${row.expires_at})`;
+}
+
+export async function findRefreshToken(sql: Tx, id: string): Promise<RefreshTokenRow | null> {
+  const [row] = await sql<RefreshTokenRow[]>`select * from oauth_refresh_tokens where id = ${id}`;
+  return row ?? null;
+}
+
+/** Marks a token rotated; false when another request rotated it first. */
+export async function markRotated(sql: Tx, id: string): Promise<boolean> {
+  const rows = await sql`
+    update oauth_refresh_tokens set rotated_at = now() where id = ${id} and rotated_at is null returning id`;
+  return rows.length > 0;
+}
+
+export async function findConsent(sql: Tx, userId: string, clientId: string): Promise<{ scope: string } | null> {
+  const [row] = await sql<{ scope: string }[]>`
+    select scope from oauth_consents where user_id = ${userId} and client_id = ${clientId}`;
+  return row ?? null;
+}
+
+export async function saveConsent(sql: Tx, userId: string, clientId: string, scope: string): Promise<void> {
+  await sql`
+    insert into oauth_consents (user_id, client_id, scope) values (${userId}, ${clientId}, ${scope})
+    on conflict (user_id, client_id) do update set scope = excluded.scope, created_at = now()`;
+}
+
+/** Forgetting consent with the grant: a revoked client must ask again. */
+export async function deleteConsent(sql: Tx, userId: string, clientId: string): Promise<void> {
+  await sql`delete from oauth_consents where user_id = ${userId} and client_id = ${clientId}`;
+}

@@ -1,0 +1,278 @@
+// The Postgres adapter against the harness PostgreSQL (TLS with the harness CA, cert-only user).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPoolRegistry } from '../../adapters/index.ts';
+import { postgresAdapter } from '../../adapters/postgres.ts';
+import type { AdapterPool, ConnectionConfig, SslSettings } from '../../adapters/types.ts';
+import { servers } from '../harness/servers.ts';
+import {
+  configFor,
+  expectNoSecrets,
+  rejection,
+  sslCases,
+  UNTRUSTED,
+  WRONG_NAME,
+  withPool,
+} from './configs.ts';
+
+const pg = () => servers().postgres;
+const config = (ssl: Partial<SslSettings> = {}, over: Partial<ConnectionConfig> = {}) =>
+  configFor('postgres', pg(), ssl, over);
+const OPTS = { maxRows: 100, timeoutSeconds: 5 };
+const TLS_STATE = 'select ssl, version from pg_stat_ssl where pid = pg_backend_pid()';
+
+describe('postgres check-connection', () => {
+  it('ok with the right password', async () => {
+    await withPool(postgresAdapter.connect(config()), (p) => p.check());
+  });
+
+  it("a wrong password gives the server's own message, without the password", async () => {
+    const err = await withPool(
+      postgresAdapter.connect(config({}, { password: 'not-the-password-42' })),
+      (p) => rejection(p.check()),
+    );
+    expect(err.kind).toBe('connection');
+    expect(err.code).toBe('28P01');
+    expect(err.message).toBe(`password authentication failed for user "${pg().user}"`);
+    expectNoSecrets(err.message, pg(), 'not-the-password-42');
+  });
+
+  it('an unreadable client key fails without the key or certificate in the message', async () => {
+    const key =
+      '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----\n';
+    const cfg = config({ ...sslCases(pg()).clientCert, clientKey: key });
+    const err = await withPool(postgresAdapter.connect(cfg), (p) => rejection(p.check()));
+    expect(err.message).not.toContain('MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj');
+    expectNoSecrets(err.message, pg());
+  });
+});
+
+describe('postgres SSL (SPEC.md 2.2)', () => {
+  const tlsState = (p: AdapterPool) => p.execute(TLS_STATE, [], OPTS).then((r) => r.rows[0]);
+
+  it('ssl off: a plain connection', async () => {
+    expect(await withPool(postgresAdapter.connect(config()), tlsState)).toEqual([false, null]);
+  });
+
+  it('ssl without a CA: encrypted, not verified (the harness CA is unknown to Node)', async () => {
+    const row = await withPool(postgresAdapter.connect(config(sslCases(pg()).encryptOnly)), tlsState);
+    expect(row?.[0]).toBe(true);
+    expect(row?.[1]).toMatch(/^TLSv1\.[23]$/);
+  });
+
+  it('a CA verifies the chain, not the name: the wrong hostname still connects', async () => {
+    const cfg = config(sslCases(pg()).verifyCa, { hostname: pg().tls.wrongHostname });
+    expect((await withPool(postgresAdapter.connect(cfg), tlsState))?.[0]).toBe(true);
+  });
+
+  it('verify_server_hostname: the right hostname connects', async () => {
+    const cfg = config(sslCases(pg()).verifyFull, { hostname: pg().tls.rightHostname });
+    expect((await withPool(postgresAdapter.connect(cfg), tlsState))?.[0]).toBe(true);
+  });
+
+  it('verify_server_hostname: a name the certificate does not carry fails', async () => {
+    const cfg = config(sslCases(pg()).verifyFull, { hostname: pg().tls.wrongHostname });
+    const err = await withPool(postgresAdapter.connect(cfg), (p) => rejection(p.check()));
+    expect(err.kind).toBe('connection');
+    expect(err.message).toMatch(WRONG_NAME);
+  });
+
+  it('a CA that did not sign the server certificate fails', async () => {
+    const err = await withPool(postgresAdapter.connect(config(sslCases(pg()).otherCa)), (p) =>
+      rejection(p.check()),
+    );
+    expect(err.kind).toBe('connection');
+    expect(err.message).toMatch(UNTRUSTED);
+    expectNoSecrets(err.message, pg());
+  });
+
+  it('a client certificate logs in as the certificate user, without a password', async () => {
+    const cfg = config(sslCases(pg()).clientCert, {
+      username: pg().certUser,
+      password: '',
+      hostname: pg().tls.rightHostname,
+    });
+    await withPool(postgresAdapter.connect(cfg), async (p) => {
+      await p.check();
+      expect((await p.execute('select current_user', [], OPTS)).rows).toEqual([[pg().certUser]]);
+    });
+  });
+
+  it('the certificate user cannot log in without the certificate', async () => {
+    const cfg = config(sslCases(pg()).verifyCa, { username: pg().certUser, password: '' });
+    const err = await withPool(postgresAdapter.connect(cfg), (p) => rejection(p.check()));
+    expect(err.kind).toBe('connection');
+  });
+});
+
+describe('postgres execute', () => {
+  let pool: AdapterPool;
+  beforeAll(async () => {
+    pool = postgresAdapter.connect(config());
+    await pool.execute('drop table if exists adapter_pg_t', [], OPTS);
+    await pool.execute(
+      'create table adapter_pg_t (id serial primary key, name text not null, amount numeric(10,2), at timestamptz)',
+      [],
+      OPTS,
+    );
+  });
+  afterAll(async () => {
+    await pool.execute('drop table if exists adapter_pg_t', [], OPTS);
+    await pool.close();
+  });
+
+  it('binds hostile strings as data', async () => {
+    const hostile = "'; drop table adapter_pg_t; --";
+    const ins = await pool.execute(
+      'insert into adapter_pg_t (name) values ($1) returning name',
+      [hostile],
+      OPTS,
+    );
+    expect(ins.rows).toEqual([[hostile]]);
+    const sel = await pool.execute('select count(*) from adapter_pg_t where name = $1', [hostile], OPTS);
+    expect(sel.rows).toEqual([['1']]);
+  });
+
+  it('reports the command tag and the affected rows of INSERT and UPDATE', async () => {
+    const ins = await pool.execute(
+      'insert into adapter_pg_t (name, amount) values ($1, $2), ($3, $4)',
+      ['a', '1.10', 'b', '2.25'],
+      OPTS,
+    );
+    expect(ins).toMatchObject({ command: 'INSERT', num_rows: 2, columns: [], rows: [] });
+    const upd = await pool.execute(
+      "update adapter_pg_t set amount = amount * 2 where name in ('a', 'b')",
+      [],
+      OPTS,
+    );
+    expect(upd).toMatchObject({ command: 'UPDATE', num_rows: 2 });
+    const sel = await pool.execute(
+      "select name, amount from adapter_pg_t where name in ('a', 'b') order by name",
+      [],
+      OPTS,
+    );
+    expect(sel).toMatchObject({
+      command: 'SELECT',
+      num_rows: 2,
+      rows: [
+        ['a', '2.20'],
+        ['b', '4.50'],
+      ],
+    });
+  });
+
+  it('maps values: int8 and numeric as strings, dates as ISO text, bytea as base64', async () => {
+    const r = await pool.execute(
+      "select 9007199254740993::int8, 1.5::numeric, '2024-01-02'::date, '2024-01-02 03:04:05.123456'::timestamp, $1::timestamptz, '\\xdeadbeef'::bytea, '{\"a\":[1]}'::jsonb, array[1,2], 'NaN'::float8",
+      [new Date('2024-01-02T03:04:05.678Z')],
+      OPTS,
+    );
+    expect(r.rows[0]).toEqual([
+      '9007199254740993',
+      '1.5',
+      '2024-01-02',
+      '2024-01-02T03:04:05.123456',
+      '2024-01-02T03:04:05.678Z',
+      '3q2+7w==',
+      { a: [1] },
+      [1, 2],
+      'NaN',
+    ]);
+  });
+
+  it('caps rows without reading the rest, and says so', async () => {
+    const r = await pool.execute('select g from generate_series(1, 1000000) g', [], {
+      maxRows: 3,
+      timeoutSeconds: 5,
+    });
+    expect(r).toMatchObject({ rows: [[1], [2], [3]], num_rows: 3, truncated: true, command: 'SELECT' });
+    const exact = await pool.execute('select g from generate_series(1, 3) g', [], {
+      maxRows: 3,
+      timeoutSeconds: 5,
+    });
+    expect(exact.truncated).toBe(false);
+  });
+
+  it('stops a statement at its time limit with a clear error, and the pool stays usable', async () => {
+    const started = Date.now();
+    const err = await rejection(pool.execute('select pg_sleep(5)', [], { maxRows: 1, timeoutSeconds: 1 }));
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toMatch(/^statement timed out after 1 s/);
+    expect((await pool.execute('select 1', [], OPTS)).rows).toEqual([[1]]);
+  });
+
+  it('returns the NOTICEs of its own statement only, even with statements running beside it', async () => {
+    const noisy = pool.execute(
+      "do $$ begin perform pg_sleep(0.2); raise notice 'from the noisy one'; end $$",
+      [],
+      OPTS,
+    );
+    const quiet = pool.execute('select pg_sleep(0.3)', [], OPTS);
+    expect((await noisy).messages).toEqual(['NOTICE: from the noisy one']);
+    expect((await quiet).messages).toEqual([]);
+  });
+
+  it('reports the source table and column of each result column, whatever its alias', async () => {
+    const r = await pool.execute(
+      'select name as harmless, 1 as computed, a.attnum from adapter_pg_t, pg_attribute a limit 1',
+      [],
+      OPTS,
+    );
+    const [oid] = (await pool.execute("select 'adapter_pg_t'::regclass::oid", [], OPTS)).rows[0] as [number];
+    expect(r.columnSources?.[0]).toEqual({ tableOid: oid, columnNumber: 2 });
+    expect(r.columnSources?.[1]).toBeNull();
+  });
+
+  it('a server error keeps its SQLSTATE and message', async () => {
+    const err = await rejection(pool.execute('select * from no_such_table', [], OPTS));
+    expect(err).toMatchObject({
+      kind: 'query',
+      code: '42P01',
+      message: 'relation "no_such_table" does not exist',
+    });
+  });
+
+  it('readSchema lists a created table with its columns and types', async () => {
+    const tables = await pool.readSchema();
+    const t = tables.find((x) => x.schema === 'public' && x.name === 'adapter_pg_t');
+    expect(t).toEqual({
+      schema: 'public',
+      name: 'adapter_pg_t',
+      kind: 'table',
+      columns: [
+        { name: 'id', type: 'integer', nullable: false },
+        { name: 'name', type: 'text', nullable: false },
+        { name: 'amount', type: 'numeric(10,2)', nullable: true },
+        { name: 'at', type: 'timestamp with time zone', nullable: true },
+      ],
+    });
+  });
+
+  it('a BEGIN left open does not leak into the next statement on the pool', async () => {
+    await pool.execute('begin', [], OPTS);
+    await pool.execute("insert into adapter_pg_t (name) values ('after-begin')", [], OPTS);
+    // Committed, so another connection sees it: the insert did not run inside the open transaction.
+    const other = postgresAdapter.connect(config());
+    const seen = await withPool(other, (p) =>
+      p.execute("select count(*) from adapter_pg_t where name = 'after-begin'", [], OPTS),
+    );
+    expect(seen.rows).toEqual([['1']]);
+  });
+});
+
+describe('postgres pools through the registry', () => {
+  it('gives a new pool after a version change and closes the old one', async () => {
+    const registry = createPoolRegistry();
+    const key = { databaseId: 'db_pg', credentialId: 'crd_pg', version: 'v1' };
+    const first = registry.acquire(key, () => config());
+    await first.execute('select 1', [], OPTS);
+    expect(registry.acquire({ ...key }, () => config())).toBe(first);
+    const second = registry.acquire({ ...key, version: 'v2' }, () => config());
+    expect(second).not.toBe(first);
+    expect((await second.execute('select 2', [], OPTS)).rows).toEqual([[2]]);
+    await registry.invalidate('db_pg');
+    const err = await rejection(first.execute('select 1', [], OPTS));
+    expect(err.message).toMatch(/closed/);
+    await registry.closeAll();
+  });
+});

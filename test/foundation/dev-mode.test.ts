@@ -1,0 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startDev } from '../../cli/dev.ts';
+import { loadConfig } from '../../config/env.ts';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+function capture(): { stream: Writable; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+describe('npm run dev (embedded PGlite store and local Temporal dev server)', () => {
+  it('comes up healthy, authenticates the printed key, and keeps its state across a restart', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cs-dev-'));
+    dirs.push(dataDir);
+    const config = loadConfig({ COUNTERSIGN_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' });
+
+    const first = capture();
+    const dev = await startDev(config, first.stream);
+    let apiKey: string;
+    try {
+      expect(first.text()).toMatch(/first start/);
+      expect(first.text()).toMatch(/MCP endpoint: http:\/\/127\.0\.0\.1:\d+\/mcp/);
+      expect(first.text()).toMatch(/Temporal UI: +http:\/\/127\.0\.0\.1:\d+/);
+      apiKey = /API key: +(\S+)/.exec(first.text())![1]!;
+      expect((await fetch(`${dev.apiUrl}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${dev.apiUrl}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', temporal: 'ok' } });
+      expect((await fetch(`${dev.apiUrl}/api/v1/me`, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
+      expect((await fetch(`${dev.apiUrl}/api/v1/me`, { headers: { 'x-api-key': 'wrong' } })).status).toBe(401);
+    } finally {
+      await dev.stop();
+    }
+
+    const second = capture();
+    const again = await startDev(config, second.stream);
+    try {
+      // Same store: no second bootstrap, and the key from the first run still works.
+      expect(second.text()).not.toMatch(/first start/);
+      const res = await fetch(`${again.apiUrl}/api/v1/me`, { headers: { 'x-api-key': apiKey } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ kind: 'api_key' });
+    } finally {
+      await again.stop();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,115 @@
+import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
+import { createPoolRegistry } from '../../adapters/index.ts';
+import { type RunningApi, startApi } from '../../api/server.ts';
+import { bootstrapAndAnnounce, openMigratedStore } from '../../cli/boot.ts';
+import { loadConfig } from '../../config/env.ts';
+import { connectTemporal, createLogger, type Deps } from '../../config/runtime.ts';
+import { Keyring, generateKey } from '../../store/crypto.ts';
+import { newId } from '../../store/ids.ts';
+import { mintSecret } from '../../store/secrets.ts';
+import { createTestStore } from '../harness/store.ts';
+import { servers } from '../harness/servers.ts';
+
+/** A real service on a free port with its own fresh store, as a test file sees it. */
+export interface TestService {
+  url: string;
+  deps: Deps;
+  api: RunningApi;
+  /** The bootstrap credentials (known, since the test set them through the environment). */
+  apiKey: string;
+  admin: { email: string; password: string };
+  /** Every log line the service wrote, for the no-secrets checks. */
+  logs: string[];
+  /** fetch against the service with a path. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  /** Connect to the harness Temporal server (default false). */
+  temporal?: boolean;
+  env?: Record<string, string>;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const store = await createTestStore();
+  const apiKey = mintSecret('cskey', newId('key')).secret;
+  const admin = { email: 'root@example.test', password: 'correct horse battery staple' };
+  const temporal = servers().temporal;
+  // A known free port first, so BASE_URL (issuer, problem types, links) is the real address.
+  const port = await freePort();
+  const config = loadConfig({
+    DATABASE_URL: store.url,
+    PORT: String(port),
+    COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
+    COUNTERSIGN_ADMIN_EMAIL: admin.email,
+    COUNTERSIGN_ADMIN_PASSWORD: admin.password,
+    COUNTERSIGN_API_KEY: apiKey,
+    LOG_LEVEL: 'info',
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    TEMPORAL_TASK_QUEUE: `test-${newId('run').slice(-10).toLowerCase()}`,
+    ...(options.env ?? {}),
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const sql = await openMigratedStore(store.url, { max: 5 });
+  const deps: Deps = {
+    config,
+    sql,
+    keyring: Keyring.fromBase64(config.encryptionKey!),
+    logger: createLogger('info', sink),
+    temporal: options.temporal ? await connectTemporal(temporal.address, config) : null,
+    pools: createPoolRegistry(),
+  };
+  await bootstrapAndAnnounce(deps, sink);
+  const api = await startApi(deps);
+  return {
+    url: api.url,
+    deps,
+    api,
+    apiKey,
+    admin,
+    logs,
+    fetch: (path, init) => fetch(api.url + path, init),
+    async stop() {
+      await api.close();
+      await deps.pools.closeAll();
+      await deps.temporal?.connection.close();
+      await sql.end({ timeout: 5 });
+      await store.drop();
+    },
+  };
+}
+
+/** Signs in through the login form like a browser and returns the session cookie and CSRF token. */
+export async function signIn(svc: TestService, email: string, password: string): Promise<{ cookie: string; csrf: string }> {
+  const res = await svc.fetch('/login', {
+    method: 'POST',
+    body: new URLSearchParams({ email, password, next: '/' }),
+    redirect: 'manual',
+  });
+  if (res.status !== 303) throw new Error(`sign-in failed with ${res.status}`);
+  const setCookie = res.headers.get('set-cookie') ?? '';
+  const cookie = /cs_session=([^;]+)/.exec(setCookie)?.[1];
+  if (!cookie) throw new Error('no session cookie');
+  const me = await svc.fetch('/api/v1/me', { headers: { cookie: `cs_session=${cookie}` } });
+  const { csrf_token } = (await me.json()) as { csrf_token: string };
+  return { cookie: `cs_session=${cookie}`, csrf: csrf_token };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}

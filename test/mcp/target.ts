@@ -1,0 +1,83 @@
+// A target database for MCP tests: a table in the harness PostgreSQL, registered with the service.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import postgres from 'postgres';
+import { createPoolRegistry } from '../../adapters/index.ts';
+import { servers } from '../harness/servers.ts';
+import type { TestService } from '../helpers/service.ts';
+
+/** Creates `table` with `rows` rows (id, name, email) in the harness database. */
+export async function createTable(table: string, rows: number): Promise<void> {
+  const pg = servers().postgres;
+  const sql = postgres({ host: pg.host, port: pg.port, user: pg.user, password: pg.password, database: pg.database, ssl: false, onnotice: () => {} });
+  try {
+    await sql`drop table if exists ${sql(table)}`;
+    await sql`create table ${sql(table)} (id int primary key, name text not null, email text not null)`;
+    await sql`insert into ${sql(table)} select g, 'name ' || g, 'user' || g || '@example.test' from generate_series(1, ${rows}) g`;
+  } finally {
+    await sql.end();
+  }
+}
+
+export interface DatabaseOptions {
+  name?: string;
+  ai_enabled?: boolean;
+  ai_max_rows?: number;
+  restrict_access?: boolean;
+  ai_allowed?: boolean;
+  reviews_required?: number;
+}
+
+/** Registers the harness PostgreSQL as a database; returns its id and credential id. */
+export async function registerDatabase(svc: TestService, o: DatabaseOptions = {}): Promise<{ id: string; credentialId: string }> {
+  // The shared helper does not wire target pools yet; the app reads deps.pools per call.
+  svc.deps.pools ??= createPoolRegistry();
+  const pg = servers().postgres;
+  const res = await svc.fetch('/api/v1/desk/databases', {
+    method: 'POST',
+    headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: o.name ?? 'orders',
+      adapter: 'postgres',
+      hostname: pg.host,
+      port: pg.port,
+      database: pg.database,
+      ai_enabled: o.ai_enabled ?? true,
+      ai_max_rows: o.ai_max_rows ?? 500,
+      restrict_access: o.restrict_access ?? false,
+      credentials: [
+        {
+          username: pg.user,
+          password: pg.password,
+          reviews_required: o.reviews_required ?? 0,
+          default_credential: true,
+          ai_allowed: o.ai_allowed ?? true,
+        },
+      ],
+    }),
+  });
+  if (res.status !== 201) throw new Error(`database registration failed: ${res.status} ${await res.text()}`);
+  const db = (await res.json()) as { id: string; credentials: Array<{ id: string }> };
+  return { id: db.id, credentialId: db.credentials[0]!.id };
+}
+
+/** An MCP SDK client connected to /mcp with a bearer token. */
+export async function mcpClient(svc: TestService, accessToken: string): Promise<Client> {
+  const client = new Client({ name: 'countersign-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${accessToken}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** The JSON a tool answered with (its structuredContent), or its error text. */
+export async function callTool(client: Client, name: string, args: Record<string, unknown>) {
+  const result = await client.callTool({ name, arguments: args });
+  const text = (result.content as Array<{ type: string; text: string }>)[0]?.text ?? '';
+  return {
+    isError: result.isError === true,
+    text,
+    data: (result.structuredContent ?? null) as Record<string, unknown> | null,
+  };
+}

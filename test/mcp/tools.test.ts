@@ -1,0 +1,151 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reviewRequest } from '../../governance/requests.ts';
+import { createUser } from '../../identity/manage.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { connect } from '../oauth/flow.ts';
+import { callTool, createTable, mcpClient, registerDatabase } from './target.ts';
+
+let svc: TestService;
+let mcp: Client;
+let orgId: string;
+const member = { email: 'member@example.test', password: 'member password 123' };
+let memberId: string;
+const TABLE = `mcp_tools_${Date.now()}`;
+const dbs: Record<string, { id: string; credentialId: string }> = {};
+
+beforeAll(async () => {
+  svc = await startTestService();
+  await createTable(TABLE, 20);
+  const [admin] = await svc.deps.sql<{ id: string; org_id: string }[]>`select id, org_id from users where lower(email) = ${svc.admin.email}`;
+  orgId = admin!.org_id;
+  memberId = (await createUser(svc.deps.sql, { orgId, email: member.email, role: 'member', password: member.password })).id;
+  dbs.open = await registerDatabase(svc, { name: 'open', ai_max_rows: 5 });
+  dbs.noAi = await registerDatabase(svc, { name: 'no-ai', ai_enabled: false });
+  dbs.noCred = await registerDatabase(svc, { name: 'no-ai-credential', ai_allowed: false });
+  dbs.restricted = await registerDatabase(svc, { name: 'restricted', restrict_access: true });
+  dbs.reviewed = await registerDatabase(svc, { name: 'reviewed', reviews_required: 1 });
+  const { tokens } = await connect(svc, member);
+  mcp = await mcpClient(svc, tokens.access_token);
+});
+afterAll(async () => {
+  await mcp?.close();
+  await svc?.stop();
+});
+
+const q = (database_id: string, sql: string) => callTool(mcp, 'run_query', { database_id, sql });
+
+describe('list_databases', () => {
+  it('lists only databases the user can access that have ai_enabled', async () => {
+    const out = await callTool(mcp, 'list_databases', {});
+    const names = (out.data!.databases as Array<{ name: string }>).map((d) => d.name).sort();
+    expect(names).toEqual(['no-ai-credential', 'open', 'reviewed']);
+  });
+});
+
+describe('run_query governance for AI (SPEC.md 1.4, 8)', () => {
+  it('caps rows at ai_max_rows', async () => {
+    const out = await q(dbs.open!.id, `select id from ${TABLE} order by id`);
+    expect(out.data).toMatchObject({ status: 'executed', num_rows: 5, truncated: true });
+  });
+
+  it('refuses a database without ai_enabled', async () => {
+    const out = await q(dbs.noAi!.id, 'select 1');
+    expect(out.isError).toBe(true);
+    expect(out.text).toContain('AI access is not enabled');
+  });
+
+  it('refuses a credential without ai_allowed', async () => {
+    const out = await q(dbs.noCred!.id, 'select 1');
+    expect(out.isError).toBe(true);
+    expect(out.text).toContain('the AI may not run as credential');
+  });
+
+  it('a restricted database without a grant does not exist for the user', async () => {
+    const out = await q(dbs.restricted!.id, 'select 1');
+    expect(out.isError).toBe(true);
+    expect(out.text).toBe('no such database');
+  });
+
+  it('refuses a writing statement', async () => {
+    const out = await q(dbs.open!.id, `delete from ${TABLE}`);
+    expect(out.isError).toBe(true);
+    expect(out.text).toContain('may only read');
+  });
+
+  it('audits every call as AI-originated, with the client name, denials included', async () => {
+    const rows = await svc.deps.sql<{ outcome: string; n: number }[]>`
+      select outcome, count(*)::int as n from audit_log
+      where actor_user_id = ${memberId} and origin = 'ai' and ai_client_name = 'Test AI client'
+      group by outcome order by outcome`;
+    const byOutcome = Object.fromEntries(rows.map((r) => [r.outcome, r.n]));
+    expect(byOutcome.allowed).toBeGreaterThanOrEqual(2);
+    expect(byOutcome.denied).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('review gate', () => {
+  it('a query needing review returns pending_review; once approved it runs by id, unchanged', async () => {
+    const sql = `select count(*) as n from ${TABLE}`;
+    const pending = await q(dbs.reviewed!.id, sql);
+    expect(pending.data).toMatchObject({ status: 'pending_review', reviews_required: 1 });
+    const requestId = pending.data!.request_id as string;
+    expect((await callTool(mcp, 'get_query_request', { request_id: requestId })).data).toMatchObject({
+      status: 'pending',
+      statement: sql,
+      approvals: 0,
+      yours: true,
+    });
+    const [admin] = await svc.deps.sql<{ id: string }[]>`select id from users where lower(email) = ${svc.admin.email}`;
+    await reviewRequest(svc.deps, orgId, { kind: 'user', userId: admin!.id, role: 'super_admin' }, requestId, { verdict: 'approve', body: 'ok' });
+    const ran = await callTool(mcp, 'run_query', { request_id: requestId });
+    expect(ran.data).toMatchObject({ status: 'executed', rows: [['20']], request_id: requestId });
+  });
+
+  it('cancel_query withdraws a pending request', async () => {
+    const pending = await q(dbs.reviewed!.id, 'select 2');
+    const out = await callTool(mcp, 'cancel_query', { request_id: pending.data!.request_id });
+    expect(out.data).toMatchObject({ status: 'canceled' });
+  });
+});
+
+describe('schema tools', () => {
+  it('get_database_schema, search_schema and sample_table see the table', async () => {
+    const schema = await callTool(mcp, 'get_database_schema', { database_id: dbs.open!.id });
+    const table = (schema.data!.tables as Array<{ name: string; columns: Array<{ name: string }> }>).find((t) => t.name === TABLE);
+    expect(table?.columns.map((c) => c.name)).toEqual(['id', 'name', 'email']);
+    const found = await callTool(mcp, 'search_schema', { query: TABLE, database_id: dbs.open!.id });
+    expect(found.data!.matches).toContainEqual({ database_id: dbs.open!.id, schema: 'public', table: TABLE, kind: 'table' });
+    const sample = await callTool(mcp, 'sample_table', { database_id: dbs.open!.id, table: TABLE, limit: 3 });
+    expect(sample.data).toMatchObject({ status: 'executed', columns: ['id', 'name', 'email'], num_rows: 3 });
+    const missing = await callTool(mcp, 'sample_table', { database_id: dbs.open!.id, table: 'nope; drop table x' });
+    expect(missing.isError).toBe(true);
+  });
+
+  it('schema tools refuse a database without ai_enabled', async () => {
+    const out = await callTool(mcp, 'get_database_schema', { database_id: dbs.noAi!.id });
+    expect(out.isError).toBe(true);
+  });
+});
+
+describe('get_data_protection and query_history', () => {
+  it('describes the policy per database (none assigned here)', async () => {
+    const out = await callTool(mcp, 'get_data_protection', { database_id: dbs.open!.id });
+    expect(out.data).toEqual({ databases: [{ database_id: dbs.open!.id, name: 'open', policy: null, unnamed_columns: 'show', rules: [] }] });
+  });
+
+  it('query_history shows the user’s AI activity, newest first, with the client name', async () => {
+    const out = await callTool(mcp, 'query_history', { limit: 50 });
+    const entries = out.data!.entries as Array<{ client: string; statement?: string; tool?: string }>;
+    expect(entries.length).toBeGreaterThan(5);
+    expect(entries.every((e) => e.client === 'Test AI client')).toBe(true);
+    expect(entries.some((e) => e.statement === `select id from ${TABLE} order by id`)).toBe(true);
+    expect(entries.some((e) => e.tool === 'list_databases')).toBe(true);
+  });
+
+  it('refuses invalid arguments as a tool error', async () => {
+    const out = await callTool(mcp, 'sample_table', { database_id: dbs.open!.id, table: TABLE, limit: 1000 });
+    expect(out.isError).toBe(true);
+    expect(out.text).toContain('invalid arguments');
+  });
+});

@@ -1,0 +1,372 @@
+import { exchangeAuthorization, refreshAuthorization, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getSigningKey, signServiceJwt } from '../../identity/signing-keys.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { mcpClient } from '../mcp/target.ts';
+import { authorizeInBrowser, Browser, connect, type Discovered, discover, REDIRECT, register } from './flow.ts';
+
+let svc: TestService;
+let d: Discovered;
+beforeAll(async () => {
+  // A 2 s refresh grace so the reuse test can step past it.
+  svc = await startTestService({ env: { OAUTH_REFRESH_GRACE_SECONDS: '2' } });
+  d = await discover(svc);
+});
+afterAll(async () => svc?.stop());
+
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+
+/** A signed-in browser at the authorize endpoint with these parameters; returns the response. */
+async function authorize(params: Record<string, string>, browser?: Browser): Promise<Response> {
+  const b = browser ?? new Browser(svc);
+  if (!browser) await b.signIn('/', svc.admin.email, svc.admin.password);
+  return b.fetch(`${svc.url}/oauth/authorize?${new URLSearchParams(params)}`);
+}
+
+function token(body: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+  return svc.fetch('/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(body),
+  });
+}
+
+async function mcpStatus(accessToken: string): Promise<Response> {
+  return svc.fetch('/mcp', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+}
+
+describe('PKCE (RFC 7636, RFC 9700 §2.1.1)', () => {
+  it('refuses a request without code_challenge, redirecting invalid_request with state and iss', async () => {
+    const client = await register(d);
+    const res = await authorize({ client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', state: 's' });
+    expect(res.status).toBe(302);
+    const back = new URL(res.headers.get('location')!);
+    expect(back.origin + back.pathname).toBe(REDIRECT);
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: 'invalid_request', state: 's', iss: svc.url });
+  });
+
+  it('refuses code_challenge_method=plain and a missing method', async () => {
+    const client = await register(d);
+    for (const method of ['plain', undefined]) {
+      const params: Record<string, string> = { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', code_challenge: CHALLENGE };
+      if (method) params.code_challenge_method = method;
+      const res = await authorize(params);
+      expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
+    }
+  });
+
+  it('refuses a wrong code_verifier with invalid_grant, and the code is burned', async () => {
+    const client = await register(d);
+    const { authorizationUrl, codeVerifier } = await startAuthorization(d.issuer, {
+      metadata: d.metadata,
+      clientInformation: client,
+      redirectUrl: REDIRECT,
+      resource: new URL(d.resource),
+    });
+    const browser = new Browser(svc);
+    const back = await authorizeInBrowser(browser, authorizationUrl.toString(), svc.admin);
+    const code = back.searchParams.get('code')!;
+    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: `${codeVerifier.slice(0, -1)}${codeVerifier.endsWith('x') ? 'y' : 'x'}`, redirect_uri: REDIRECT, client_id: client.client_id });
+    expect(wrong.status).toBe(400);
+    expect(wrong.headers.get('cache-control')).toBe('no-store');
+    expect((await wrong.json()).error).toBe('invalid_grant');
+    const right = await token({ grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: REDIRECT, client_id: client.client_id });
+    expect((await right.json()).error).toBe('invalid_grant');
+  });
+});
+
+describe('authorization codes (OAuth 2.1 §4.1.3)', () => {
+  it('a code used twice is refused and the tokens it issued stop working', async () => {
+    const client = await register(d);
+    const { authorizationUrl, codeVerifier } = await startAuthorization(d.issuer, {
+      metadata: d.metadata,
+      clientInformation: client,
+      redirectUrl: REDIRECT,
+      resource: new URL(d.resource),
+    });
+    const back = await authorizeInBrowser(new Browser(svc), authorizationUrl.toString(), svc.admin);
+    const body = { grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: codeVerifier, redirect_uri: REDIRECT, client_id: client.client_id };
+    const first = await (await token(body)).json();
+    expect((await mcpStatus(first.access_token)).status).toBe(200);
+    const second = await token(body);
+    expect(second.status).toBe(400);
+    expect((await second.json()).error).toBe('invalid_grant');
+    expect((await mcpStatus(first.access_token)).status).toBe(401);
+    const refresh = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.client_id });
+    expect((await refresh.json()).error).toBe('invalid_grant');
+  });
+
+  it('the redirect_uri at the token endpoint must be the one authorized', async () => {
+    const client = await register(d, { redirect_uris: [REDIRECT, 'https://app.example/cb'] });
+    const { authorizationUrl, codeVerifier } = await startAuthorization(d.issuer, {
+      metadata: d.metadata,
+      clientInformation: client,
+      redirectUrl: REDIRECT,
+      resource: new URL(d.resource),
+    });
+    const back = await authorizeInBrowser(new Browser(svc), authorizationUrl.toString(), svc.admin);
+    const res = await token({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: codeVerifier, redirect_uri: 'https://app.example/cb', client_id: client.client_id });
+    expect((await res.json()).error).toBe('invalid_grant');
+  });
+});
+
+describe('redirect URIs (OAuth 2.1 §4.1.1, RFC 8252 §7.3)', () => {
+  it('an unregistered redirect URI or unknown client shows an error page and never redirects', async () => {
+    const client = await register(d);
+    for (const params of [
+      { client_id: client.client_id, redirect_uri: 'https://evil.example/cb' },
+      { client_id: client.client_id, redirect_uri: 'http://127.0.0.1:33418/other' },
+      { client_id: 'cli_01J00000000000000000000000', redirect_uri: REDIRECT },
+    ]) {
+      const res = await authorize({ ...params, response_type: 'code', code_challenge: CHALLENGE, code_challenge_method: 'S256' });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(await res.text()).toContain('Cannot connect');
+    }
+  });
+
+  it('loopback redirects match any port, and localhost equals 127.0.0.1', async () => {
+    const client = await register(d, { redirect_uris: ['http://localhost/callback'] });
+    const res = await authorize({
+      client_id: client.client_id,
+      redirect_uri: 'http://127.0.0.1:51234/callback',
+      response_type: 'code',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('resource indicators (RFC 8707)', () => {
+  it('refuses a resource other than the MCP endpoint with invalid_target', async () => {
+    const client = await register(d);
+    const res = await authorize({
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+      resource: 'https://other.example/mcp',
+      state: 'r',
+    });
+    const back = new URL(res.headers.get('location')!);
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: 'invalid_target', state: 'r', iss: svc.url });
+  });
+
+  it('refuses a different resource at the token endpoint', async () => {
+    const client = await register(d);
+    const { authorizationUrl, codeVerifier } = await startAuthorization(d.issuer, {
+      metadata: d.metadata,
+      clientInformation: client,
+      redirectUrl: REDIRECT,
+      resource: new URL(d.resource),
+    });
+    const back = await authorizeInBrowser(new Browser(svc), authorizationUrl.toString(), svc.admin);
+    const res = await token({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: codeVerifier, redirect_uri: REDIRECT, client_id: client.client_id, resource: 'https://other.example/mcp' });
+    expect((await res.json()).error).toBe('invalid_target');
+  });
+});
+
+describe('refresh token rotation (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2)', () => {
+  it('a parallel refresh inside the grace period works; reuse after it revokes the whole grant', async () => {
+    const { tokens, client } = await connect(svc, svc.admin);
+    const refresh = (rt: string) => token({ grant_type: 'refresh_token', refresh_token: rt, client_id: client.client_id });
+    const a = await (await refresh(tokens.refresh_token!)).json();
+    const b = await (await refresh(tokens.refresh_token!)).json();
+    expect(a.access_token).toBeTruthy();
+    expect(b.access_token).toBeTruthy();
+    await new Promise((r) => setTimeout(r, 2500));
+    const reuse = await refresh(tokens.refresh_token!);
+    expect(reuse.status).toBe(400);
+    expect((await reuse.json()).error).toBe('invalid_grant');
+    // The whole grant is gone: the newest refresh token and every access token.
+    expect((await (await refresh(a.refresh_token)).json()).error).toBe('invalid_grant');
+    expect((await mcpStatus(a.access_token)).status).toBe(401);
+    expect((await mcpStatus(b.access_token)).status).toBe(401);
+  });
+
+  it('a refresh token works only for the client it was issued to', async () => {
+    const { tokens } = await connect(svc, svc.admin);
+    const other = await register(d);
+    const res = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: other.client_id });
+    expect((await res.json()).error).toBe('invalid_grant');
+  });
+});
+
+describe('confidential clients (RFC 6749 §2.3.1)', () => {
+  it('registers with a hashed secret and authenticates with Basic or post; a wrong secret is invalid_client', async () => {
+    const client = await register(d, { token_endpoint_auth_method: 'client_secret_basic' });
+    expect(client.client_secret).toMatch(/^csocs_/);
+    expect(client.client_secret_expires_at).toBe(0);
+    const [row] = await svc.deps.sql<{ secret_hash: string }[]>`select secret_hash from oauth_clients where id = ${client.client_id}`;
+    expect(row!.secret_hash).not.toContain(client.client_secret!);
+    const { tokens } = await connect(svc, svc.admin, { client, discovered: d });
+    expect(tokens.access_token).toBeTruthy();
+
+    const basic = (secret: string) => `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`;
+    const wrong = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }, { authorization: basic(`${client.client_secret!.slice(0, -1)}A`) });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await wrong.json()).error).toBe('invalid_client');
+    const none = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id });
+    expect((await none.json()).error).toBe('invalid_client');
+    const post = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id, client_secret: client.client_secret! });
+    expect(post.status).toBe(200);
+  });
+});
+
+describe('access tokens at /mcp (RFC 9068, MCP authorization 2025-11-25)', () => {
+  async function forge(claims: { aud: string; exp: number; typ?: string }): Promise<string> {
+    const key = await getSigningKey(svc.deps);
+    const { tokens } = await connect(svc, svc.admin);
+    const real = JSON.parse(Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString());
+    return new SignJWT({ client_id: real.client_id, scope: 'mcp', grant_id: real.grant_id })
+      .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: claims.typ ?? 'at+jwt' })
+      .setIssuer(svc.url)
+      .setSubject(real.sub)
+      .setAudience(claims.aud)
+      .setIssuedAt(claims.exp - 600)
+      .setExpirationTime(claims.exp)
+      .sign(key.privateKey);
+  }
+
+  it('refuses an expired token with 401 invalid_token and the resource_metadata challenge', async () => {
+    const expired = await forge({ aud: `${svc.url}/mcp`, exp: Math.floor(Date.now() / 1000) - 5 });
+    const res = await mcpStatus(expired);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${svc.url}/.well-known/oauth-protected-resource/mcp", scope="mcp", error="invalid_token"`,
+    );
+  });
+
+  it('refuses a token for another audience, including our own x-service-jwt', async () => {
+    const other = await forge({ aud: 'https://other.example/mcp', exp: Math.floor(Date.now() / 1000) + 300 });
+    expect((await mcpStatus(other)).status).toBe(401);
+    const service = await signServiceJwt(svc.deps, { aud: `${svc.url}/mcp`, sub: 'run_x' });
+    expect((await mcpStatus(service)).status).toBe(401);
+    const valid = await forge({ aud: `${svc.url}/mcp`, exp: Math.floor(Date.now() / 1000) + 300 });
+    expect((await mcpStatus(valid)).status).toBe(200);
+  });
+
+  it('refuses a cross-origin browser request (Origin validation)', async () => {
+    const { tokens } = await connect(svc, svc.admin);
+    const res = await svc.fetch('/mcp', {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(403);
+  });
+
+  it('a disabled user is refused on the next request', async () => {
+    const { tokens } = await connect(svc, svc.admin);
+    const mcp = await mcpClient(svc, tokens.access_token);
+    await mcp.listTools();
+    await svc.deps.sql`update users set disabled_at = now() where lower(email) = ${svc.admin.email}`;
+    try {
+      expect((await mcpStatus(tokens.access_token)).status).toBe(401);
+    } finally {
+      await svc.deps.sql`update users set disabled_at = null where lower(email) = ${svc.admin.email}`;
+      await mcp.close();
+    }
+  });
+});
+
+describe('revocation (RFC 7009)', () => {
+  it('revoking the refresh token ends the grant; unknown tokens answer 200', async () => {
+    const { tokens, client } = await connect(svc, svc.admin);
+    const revoke = (t: string) =>
+      svc.fetch('/oauth/revoke', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: t, client_id: client.client_id, token_type_hint: 'refresh_token' }),
+      });
+    expect((await revoke('not-a-token')).status).toBe(200);
+    expect((await mcpStatus(tokens.access_token)).status).toBe(200);
+    expect((await revoke(tokens.refresh_token!)).status).toBe(200);
+    expect((await mcpStatus(tokens.access_token)).status).toBe(401);
+  });
+});
+
+describe('dynamic client registration (RFC 7591)', () => {
+  async function registerRaw(body: unknown): Promise<Response> {
+    return svc.fetch('/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  }
+
+  it('fills defaults, ignores unknown fields and answers 201', async () => {
+    const res = await registerRaw({ redirect_uris: ['https://app.example/cb'], client_name: 'Defaults', software_statement_x: 'ignored' });
+    expect(res.status).toBe(201);
+    const body = await res.json();
+    expect(body).toMatchObject({
+      client_name: 'Defaults',
+      redirect_uris: ['https://app.example/cb'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: 'mcp',
+      client_secret_expires_at: 0,
+    });
+    expect(typeof body.client_id_issued_at).toBe('number');
+    expect(body).not.toHaveProperty('software_statement_x');
+  });
+
+  it('accepts https, loopback http and private-use schemes; refuses others with invalid_redirect_uri', async () => {
+    for (const uri of ['https://claude.ai/api/mcp/auth_callback', 'http://localhost:6274/oauth/callback', 'cursor://anysphere.cursor-mcp/oauth/callback']) {
+      expect((await registerRaw({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })).status).toBe(201);
+    }
+    for (const uri of ['http://app.example/cb', 'javascript:alert(1)', 'https://app.example/cb#frag', 'not a uri']) {
+      const res = await registerRaw({ redirect_uris: [uri], token_endpoint_auth_method: 'none' });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toBe('invalid_redirect_uri');
+    }
+  });
+
+  it('refuses unsupported metadata with invalid_client_metadata', async () => {
+    for (const body of [
+      { redirect_uris: ['https://a.example/cb'], grant_types: ['client_credentials'] },
+      { redirect_uris: ['https://a.example/cb'], response_types: ['token'] },
+      { redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'private_key_jwt' },
+    ]) {
+      const res = await registerRaw(body);
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toBe('invalid_client_metadata');
+    }
+  });
+
+  it('rate-limits registrations from one address', async () => {
+    await svc.deps.sql`
+      insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types, token_endpoint_auth_method, scope, registered_from)
+      select 'cli_bulk' || g, 'bulk', '{https://a.example/cb}', '{authorization_code}', '{code}', 'none', 'mcp',
+        encode(sha256(convert_to('127.0.0.1', 'UTF8')), 'hex')
+      from generate_series(1, 40) g`;
+    const res = await registerRaw({ redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'none' });
+    expect(res.status).toBe(429);
+    await svc.deps.sql`delete from oauth_clients where id like 'cli_bulk%'`;
+  });
+});
+
+describe('token endpoint basics', () => {
+  it('refuses an unknown grant type and a JSON body', async () => {
+    const client = await register(d);
+    const res = await token({ grant_type: 'password', client_id: client.client_id });
+    expect((await res.json()).error).toBe('unsupported_grant_type');
+    const json = await svc.fetch('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect((await json.json()).error).toBe('invalid_request');
+  });
+
+  it('the SDK surfaces a refused exchange as an error', async () => {
+    const client = await register(d);
+    await expect(
+      exchangeAuthorization(d.issuer, { metadata: d.metadata, clientInformation: client, authorizationCode: 'csoac_01J00000000000000000000000_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', codeVerifier: 'v'.repeat(43), redirectUri: REDIRECT }),
+    ).rejects.toThrow();
+    await expect(
+      refreshAuthorization(d.issuer, { metadata: d.metadata, clientInformation: client, refreshToken: 'nope' }),
+    ).rejects.toThrow();
+  });
+});

@@ -1,0 +1,68 @@
+// Cron: one Temporal Schedule per workflow in UTC, kept in step with the definition, fired here
+// with the schedule's trigger (rather than waiting for the minute), and removed on archive.
+import { ScheduleNotFoundError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scheduleId } from '../../workflows/manage/schedules.ts';
+import { type RunView, startWorkflowEnv, type WorkflowEnv, type WorkflowView } from './setup.ts';
+
+let env: WorkflowEnv;
+beforeAll(async () => {
+  env = await startWorkflowEnv();
+});
+afterAll(async () => env?.stop());
+
+describe('cron schedule', () => {
+  let wf: WorkflowView;
+  const schedule = () => env.svc.deps.temporal!.client.schedule.getHandle(scheduleId(wf.id));
+
+  it('creates one UTC schedule with the workflow', async () => {
+    const res = await env.api<WorkflowView>('POST', '/api/v1/workflows', {
+      name: 'Nightly',
+      cron_schedule: '0 3 * * *',
+      steps: [{ name: 'ping', action: { __type__: 'api', endpoint: `${env.receiver.url}/cron` } }],
+    });
+    expect(res.status).toBe(201);
+    wf = res.body;
+    expect(wf.cron_schedule).toBe('0 3 * * *');
+    const described = await schedule().describe();
+    expect(described.spec.timezone ?? 'UTC').toBe('UTC');
+    expect(described.spec.calendars?.[0]).toMatchObject({ hour: [{ start: 3, end: 3, step: 1 }] });
+  });
+
+  it('fires: a cron run with a run_ id runs the steps', async () => {
+    await schedule().trigger();
+    let runs: RunView[] = [];
+    for (let i = 0; i < 100 && runs.length === 0; i++) {
+      runs = (await env.api<{ data: RunView[] }>('GET', `/api/v1/workflows/${wf.id}/runs`)).body.data;
+      if (runs.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.id).toMatch(/^run_[0-9A-Z]{26}$/);
+    expect(runs[0]!.trigger).toBe('cron');
+    const run = await env.waitRun(wf.id, runs[0]!.id);
+    expect(run.status).toBe('succeeded');
+    expect(env.receiver.requests.filter((r) => r.path === '/cron')).toHaveLength(1);
+  });
+
+  it('updates the schedule when the expression changes', async () => {
+    const res = await env.api('PATCH', `/api/v1/workflows/${wf.id}`, { cron_schedule: '*/5 * * * *' });
+    expect(res.status).toBe(200);
+    const described = await schedule().describe();
+    expect(described.spec.calendars?.[0]).toMatchObject({ minute: [{ start: 0, end: 59, step: 5 }] });
+  });
+
+  it('removes the schedule when the workflow is archived', async () => {
+    expect((await env.api('DELETE', `/api/v1/workflows/${wf.id}`)).status).toBe(200);
+    await expect(schedule().describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+  });
+
+  it('refuses a schedule for a workflow with inputs', async () => {
+    const res = await env.api('POST', '/api/v1/workflows', {
+      name: 'needs input',
+      cron_schedule: '0 * * * *',
+      inputs: [{ key: 'x', description: '', type: 'string' }],
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.errors![0]!.path).toBe('cron_schedule');
+  });
+});

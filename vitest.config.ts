@@ -1,0 +1,32 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: unit tests live beside their code and need no servers; integration,
+// browser and conformance tests live in test/ and share the real servers that the
+// global setup starts once per run (DESIGN.md: one Temporal server, forks pool).
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: [
+            '{api,worker,workflows,activities,expr,governance,adapters,store,integrations,config,cli}/**/*.test.ts',
+          ],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          globalSetup: ['test/harness/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});

@@ -1,0 +1,189 @@
+// Workflow definitions: create, read, change, archive (SPEC.md 4.1). Each change is checked whole,
+// written in one transaction together with its schedule, or not at all.
+import type { Deps } from '../../config/runtime.ts';
+import { AppError, type FieldError, notFound, validationFailed } from '../../core/errors.ts';
+import { findLabel, trackerConfigured } from '../../integrations/tracker.ts';
+import { newId } from '../../store/ids.ts';
+import * as store from '../../store/workflows.ts';
+import { headerContext } from '../snapshot.ts';
+import type { Action, StepDefinition } from '../types.ts';
+import { syncSchedule } from './schedules.ts';
+import type { CreateWorkflowBody, PatchWorkflowBody, StepBody } from './schema.ts';
+import { definitionProblems } from './validate.ts';
+
+type ManageDeps = Pick<Deps, 'sql' | 'keyring' | 'config' | 'temporal' | 'logger'>;
+
+export async function createWorkflow(
+  deps: ManageDeps,
+  orgId: string,
+  body: CreateWorkflowBody,
+): Promise<store.WorkflowRow> {
+  const id = newId('wf');
+  const fields = await prepare(deps, orgId, id, body, null);
+  return deps.sql.begin(async (tx) => {
+    const row = await store.insertWorkflow(tx, id, orgId, fields);
+    await syncSchedule(deps.temporal, row);
+    return row;
+  });
+}
+
+export async function patchWorkflow(
+  deps: ManageDeps,
+  orgId: string,
+  id: string,
+  body: PatchWorkflowBody,
+): Promise<store.WorkflowRow> {
+  return deps.sql.begin(async (tx) => {
+    const current = await store.findWorkflow(tx, orgId, id, true);
+    if (!current) throw notFound('no such workflow');
+    if (current.archived_at) throw new AppError(409, 'conflict', 'Conflict', 'the workflow is archived');
+    const merged: CreateWorkflowBody = {
+      name: body.name ?? current.name,
+      group: body.group !== undefined ? body.group : current.group_name,
+      cron_schedule: body.cron_schedule !== undefined ? body.cron_schedule : current.cron_schedule,
+      trigger_tracker_label:
+        body.trigger_tracker_label !== undefined
+          ? body.trigger_tracker_label
+          : current.tracker_label_name === null
+            ? null
+            : { name: current.tracker_label_name },
+      inputs: body.inputs ?? current.inputs,
+      steps: body.steps ?? current.steps,
+    };
+    const fields = await prepare(deps, orgId, id, merged, current);
+    const row = await store.updateWorkflow(tx, id, fields);
+    await syncSchedule(deps.temporal, row);
+    return row;
+  });
+}
+
+/** SPEC.md 3: DELETE archives. The row stays; its schedule goes; it can no longer run. */
+export async function archiveWorkflow(
+  deps: ManageDeps,
+  orgId: string,
+  id: string,
+): Promise<store.WorkflowRow> {
+  return deps.sql.begin(async (tx) => {
+    const current = await store.findWorkflow(tx, orgId, id, true);
+    if (!current) throw notFound('no such workflow');
+    const row = await store.archiveWorkflow(tx, id);
+    await syncSchedule(deps.temporal, row);
+    return row;
+  });
+}
+
+export async function getWorkflow(
+  deps: Pick<Deps, 'sql'>,
+  orgId: string,
+  id: string,
+): Promise<store.WorkflowRow> {
+  const row = await store.findWorkflow(deps.sql, orgId, id);
+  if (!row) throw notFound('no such workflow');
+  return row;
+}
+
+/** Checks the whole definition and turns the request into stored fields (ids made, headers sealed). */
+async function prepare(
+  deps: ManageDeps,
+  orgId: string,
+  workflowId: string,
+  body: CreateWorkflowBody,
+  current: store.WorkflowRow | null,
+): Promise<store.WorkflowFields> {
+  const errors: FieldError[] = definitionProblems({
+    cron_schedule: body.cron_schedule,
+    inputs: body.inputs,
+    steps: body.steps.map((s) => ({
+      ...s,
+      action: s.action as StepBody['action'] & Record<string, unknown>,
+    })),
+  });
+  const steps = body.steps.map((s, i) => toStep(deps, workflowId, s, i, current, errors));
+  for (const [i, s] of body.steps.entries()) {
+    if (s.action.__type__ !== 'query') continue;
+    if (!(await store.findCredentialTarget(deps.sql, orgId, s.action.credential_id))) {
+      errors.push({
+        path: `steps.${i}.action.credential_id`,
+        message: 'no such credential in this organization',
+      });
+    }
+  }
+  const label = await resolveLabel(deps, body.trigger_tracker_label, current, errors);
+  if (errors.length > 0) throw validationFailed(errors);
+  return {
+    name: body.name,
+    group_name: body.group,
+    cron_schedule: body.cron_schedule === null ? null : body.cron_schedule.trim().split(/\s+/).join(' '),
+    tracker_label_id: label?.id ?? null,
+    tracker_label_name: label?.name ?? null,
+    inputs: body.inputs,
+    steps,
+  };
+}
+
+function toStep(
+  deps: ManageDeps,
+  workflowId: string,
+  s: StepBody,
+  i: number,
+  current: store.WorkflowRow | null,
+  errors: FieldError[],
+): StepDefinition {
+  const id = s.id ?? newId('wfs');
+  let action: Action;
+  if (s.action.__type__ === 'api') {
+    const before = current?.steps.find((p) => p.id === id)?.action;
+    const sealedBefore = before?.__type__ === 'api' ? before.headers : {};
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(s.action.headers)) {
+      if (value !== null) {
+        headers[name] = deps.keyring.encrypt(value, headerContext(workflowId, id, name));
+        continue;
+      }
+      // null keeps the stored value: responses never show header values, so a round trip sends null.
+      const kept = Object.entries(sealedBefore).find(([n]) => n.toLowerCase() === name.toLowerCase());
+      if (kept) headers[name] = kept[1];
+      else
+        errors.push({
+          path: `steps.${i}.action.headers.${name}`,
+          message: 'a value is required (none is stored)',
+        });
+    }
+    action = { ...s.action, headers, body: s.action.body ?? null };
+  } else {
+    action = s.action;
+  }
+  return { id, name: s.name, condition: s.condition || null, action, permissions: s.permissions };
+}
+
+async function resolveLabel(
+  deps: ManageDeps,
+  wanted: { name: string } | null,
+  current: store.WorkflowRow | null,
+  errors: FieldError[],
+): Promise<{ id: string; name: string } | null> {
+  if (wanted === null) return null;
+  if (current?.tracker_label_id && current.tracker_label_name === wanted.name) {
+    return { id: current.tracker_label_id, name: current.tracker_label_name };
+  }
+  if (!trackerConfigured(deps.config)) {
+    errors.push({
+      path: 'trigger_tracker_label',
+      message: 'the tracker integration is not configured (TRACKER_API_KEY and TRACKER_WEBHOOK_SECRET)',
+    });
+    return null;
+  }
+  let label: { id: string; name: string } | null;
+  try {
+    label = await findLabel(deps.config, wanted.name);
+  } catch (err) {
+    deps.logger.warn({ err: { message: (err as Error).message } }, 'tracker label lookup failed');
+    throw new AppError(502, 'bad-gateway', 'Bad gateway', 'the tracker did not answer the label lookup');
+  }
+  if (!label)
+    errors.push({
+      path: 'trigger_tracker_label.name',
+      message: `the tracker has no label named ${wanted.name}`,
+    });
+  return label;
+}

@@ -1,0 +1,200 @@
+// Runs of a workflow: start (manual, API, tracker), read, list, cancel, approve. The Temporal
+// workflow id is the run id; the store keeps one row per run, finished by the run itself.
+import {
+  ApplicationFailure,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import type { Deps, TemporalHandle } from '../../config/runtime.ts';
+import { AppError, conflict, forbidden, notFound, validationFailed } from '../../core/errors.ts';
+import { InputError, parseInputs } from '../../expr/index.ts';
+import type { Principal } from '../../identity/principal.ts';
+import { newId } from '../../store/ids.ts';
+import * as runStore from '../../store/workflow-runs.ts';
+import { findWorkflow, type WorkflowRow } from '../../store/workflows.ts';
+import type { interpretWorkflow } from '../interpret.ts';
+import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../messages.ts';
+import { runSearchAttributes } from '../search-attributes.ts';
+import { buildSnapshot } from '../snapshot.ts';
+import type { RunState, RunTrigger } from '../types.ts';
+
+type RunDeps = Pick<Deps, 'sql' | 'config' | 'temporal' | 'logger'>;
+
+/** How long the API waits for a running run's live state before answering from the store. */
+const LIVE_STATE_TIMEOUT_MS = 3000;
+
+function temporalOf(deps: RunDeps): TemporalHandle {
+  if (!deps.temporal)
+    throw new AppError(503, 'unavailable', 'Service unavailable', 'Temporal is not reachable');
+  return deps.temporal;
+}
+
+/** Starts a run with JSON inputs (SPEC.md 4.1 run endpoint); returns the run id. */
+export async function startRun(
+  deps: RunDeps,
+  principal: Principal,
+  workflowId: string,
+  rawInputs: Record<string, unknown>,
+): Promise<string> {
+  const wf = await findWorkflow(deps.sql, principal.orgId, workflowId);
+  if (!wf) throw notFound('no such workflow');
+  const inputs = typedInputs(wf, rawInputs, false);
+  const runId = newId('run');
+  await launch(deps, wf, {
+    runId,
+    trigger: principal.kind === 'user' ? 'manual' : 'api',
+    initiatorUserId: principal.kind === 'user' ? principal.userId : null,
+    initiatorApiKeyId: principal.kind === 'api_key' ? principal.apiKeyId : null,
+    inputs,
+  });
+  return runId;
+}
+
+/** Checks input values against the definition's types: a 422 naming the input. */
+export function typedInputs(wf: WorkflowRow, raw: Record<string, unknown>, fromText: boolean) {
+  try {
+    return parseInputs(wf.inputs, raw, { fromText });
+  } catch (err) {
+    if (err instanceof InputError) throw validationFailed([{ path: err.input ?? '', message: err.reason }]);
+    throw err;
+  }
+}
+
+/**
+ * Records the run and starts its Temporal workflow. Starting the same run id twice is a no-op
+ * (REJECT_DUPLICATE), which makes a redelivered tracker webhook start nothing new.
+ */
+export async function launch(
+  deps: RunDeps,
+  wf: WorkflowRow,
+  run: {
+    runId: string;
+    trigger: RunTrigger;
+    initiatorUserId: string | null;
+    initiatorApiKeyId: string | null;
+    inputs: Record<string, string | number | boolean>;
+  },
+): Promise<void> {
+  if (wf.archived_at) throw conflict('the workflow is archived and can no longer run');
+  const temporal = temporalOf(deps);
+  await runStore.insertRun(deps.sql, {
+    id: run.runId,
+    workflow_id: wf.id,
+    org_id: wf.org_id,
+    trigger: run.trigger,
+    initiator_user_id: run.initiatorUserId,
+    initiator_api_key_id: run.initiatorApiKeyId,
+    inputs: run.inputs,
+  });
+  const snapshot = buildSnapshot(deps.config, wf, run);
+  try {
+    await temporal.client.workflow.start<typeof interpretWorkflow>('interpretWorkflow', {
+      workflowId: run.runId,
+      taskQueue: temporal.taskQueue,
+      args: [snapshot],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: runSearchAttributes(wf.id, wf.org_id),
+      staticSummary: `${wf.name} (${run.trigger})`,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    await runStore.failRunStart(deps.sql, run.runId, 'the run could not be started');
+    deps.logger.error({ err: { message: (err as Error).message }, runId: run.runId }, 'run start failed');
+    throw new AppError(503, 'unavailable', 'Service unavailable', 'the run could not be started; try again');
+  }
+}
+
+/** A run as the API shows it; while it runs, the live state comes from the workflow's query. */
+export interface RunView {
+  row: runStore.WorkflowRunRow;
+  state: RunState | null;
+}
+
+export async function getRun(
+  deps: RunDeps,
+  orgId: string,
+  workflowId: string,
+  runId: string,
+): Promise<RunView> {
+  const row = await runStore.findRun(deps.sql, orgId, workflowId, runId);
+  if (!row) throw notFound('no such run');
+  if (row.state !== null || !deps.temporal) return { row, state: row.state };
+  const live = await liveState(deps.temporal, runId);
+  return { row, state: live };
+}
+
+async function liveState(temporal: TemporalHandle, runId: string): Promise<RunState | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), LIVE_STATE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([temporal.client.workflow.getHandle(runId).query(stateQuery), timeout]);
+  } catch {
+    // No worker, or the run's history is gone: the stored status is all there is.
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function listRuns(
+  deps: RunDeps,
+  orgId: string,
+  workflowId: string,
+  page: { before?: string | undefined; limit: number },
+): Promise<runStore.WorkflowRunRow[]> {
+  if (!(await findWorkflow(deps.sql, orgId, workflowId))) throw notFound('no such workflow');
+  return runStore.listRuns(deps.sql, orgId, workflowId, page);
+}
+
+/** Asks the run to stop; the run records itself as canceled (steps in flight are canceled). */
+export async function cancelRun(
+  deps: RunDeps,
+  orgId: string,
+  workflowId: string,
+  runId: string,
+): Promise<void> {
+  const row = await runStore.findRun(deps.sql, orgId, workflowId, runId);
+  if (!row) throw notFound('no such run');
+  if (row.finished_at !== null) throw conflict(`the run has already ended (${row.status})`);
+  try {
+    await temporalOf(deps).client.workflow.getHandle(runId).cancel();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw conflict('the run has already ended');
+    throw err;
+  }
+}
+
+/**
+ * An approver's decision on the approval step the run waits on, delivered as a Temporal update.
+ * The workflow's validator decides who may approve (permitted, not the initiator, once each).
+ */
+export async function decideApproval(
+  deps: RunDeps,
+  principal: Principal,
+  workflowId: string,
+  runId: string,
+  decision: { decision: 'approve' | 'reject'; comment: string | null },
+): Promise<{ approvals: number; required: number }> {
+  // Approvals are a person's act: an organization key has nobody to hold accountable.
+  if (principal.kind !== 'user')
+    throw forbidden('approvals are made by people: use a personal token or a session');
+  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  if (!row) throw notFound('no such run');
+  if (row.finished_at !== null) throw conflict(`the run has already ended (${row.status})`);
+  try {
+    return await temporalOf(deps)
+      .client.workflow.getHandle(runId)
+      .executeUpdate(approveUpdate, {
+        args: [{ user_id: principal.userId, email: principal.email, role: principal.role, ...decision }],
+      });
+  } catch (err) {
+    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : null;
+    if (cause instanceof ApplicationFailure && cause.type === NOT_PERMITTED) throw forbidden(cause.message);
+    if (cause instanceof ApplicationFailure && cause.type === NOT_WAITING) throw conflict(cause.message);
+    if (err instanceof WorkflowNotFoundError) throw conflict('the run has already ended');
+    throw err;
+  }
+}

@@ -1,0 +1,151 @@
+// One function per step kind. Conditions and approvals run in the workflow; query, api, chat and
+// chat_reply are activities with their own timeouts and retry policies.
+import { condition, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import { evaluateCondition, renderJson, renderText } from '../expr/index.ts';
+import { apiOptions, BOOKKEEPING_OPTIONS, chatOptions, queryOptions } from './activity-options.ts';
+import { contextFor, fullContext, renderUrl } from './context.ts';
+import type {
+  ApiAction,
+  ApprovalAction,
+  ChatAction,
+  ChatReplyAction,
+  QueryAction,
+  RunSnapshot,
+  RunState,
+  StepDefinition,
+} from './types.ts';
+
+const acts = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+
+/** Ends the run early with this status (a false condition action). */
+export class StopRun {
+  constructor(
+    readonly status: 'succeeded' | 'failed',
+    readonly error: string | null,
+  ) {}
+}
+
+/** What a step runner sees: the snapshot, the live state, and the approval step being waited on. */
+export interface StepRuntime {
+  snapshot: RunSnapshot;
+  state: RunState;
+  waitingFor: StepDefinition | null;
+}
+
+/** Runs one step and returns its output (SPEC.md 2.1 "Step output shapes"). */
+export async function runStep(rt: StepRuntime, step: StepDefinition): Promise<unknown> {
+  const a = step.action;
+  switch (a.__type__) {
+    case 'query':
+      return query(rt, step, a);
+    case 'api':
+      return api(rt, step, a);
+    case 'chat':
+      return chat(rt, step, a);
+    case 'chat_reply':
+      return chatReply(rt, step, a);
+    case 'approval':
+      return approval(rt, step, a);
+    case 'condition': {
+      const result = evaluateCondition(a.expression, fullContext(rt.snapshot, rt.state));
+      if (!result) {
+        throw new StopRun(
+          a.on_false === 'succeed' ? 'succeeded' : 'failed',
+          a.on_false === 'succeed' ? null : `condition step ${step.name} was false`,
+        );
+      }
+      return { result };
+    }
+  }
+}
+
+function query(rt: StepRuntime, step: StepDefinition, a: QueryAction) {
+  const { snapshot } = rt;
+  return acts.runQueryStep.executeWithOptions(queryOptions(a.timeout_seconds, `query: ${step.name}`), [
+    {
+      orgId: snapshot.orgId,
+      runId: snapshot.runId,
+      workflowId: snapshot.workflowId,
+      credentialId: a.credential_id,
+      query: a.query,
+      timeoutSeconds: a.timeout_seconds,
+      // Rendered in the activity: the placeholder style depends on the credential's database.
+      ctx: contextFor(a.query, fullContext(snapshot, rt.state)),
+    },
+  ]);
+}
+
+function api(rt: StepRuntime, step: StepDefinition, a: ApiAction) {
+  const ctx = fullContext(rt.snapshot, rt.state);
+  const endpoint = renderUrl(a.endpoint, ctx);
+  const body = a.body === null ? null : { json: renderJson(a.body, ctx) };
+  return acts.callApiStep.executeWithOptions(
+    apiOptions(a.timeout_seconds, `api: ${step.name} ${a.method} ${safeUrl(endpoint)}`),
+    [
+      {
+        runId: rt.snapshot.runId,
+        workflowId: rt.snapshot.workflowId,
+        stepId: step.id,
+        method: a.method,
+        endpoint,
+        headers: a.headers,
+        body,
+        expectedStatus: a.expected_status,
+        includeServiceJwt: a.include_service_jwt,
+        timeoutSeconds: a.timeout_seconds,
+      },
+    ],
+  );
+}
+
+function chat(rt: StepRuntime, step: StepDefinition, a: ChatAction) {
+  let text = renderText(a.message, fullContext(rt.snapshot, rt.state));
+  // SPEC.md 2.1: link_text is the text of the link to the run (Slack mrkdwn link syntax).
+  if (a.link_text) text += `\n<${rt.snapshot.runUrl}|${a.link_text.replace(/[<>|]/g, '')}>`;
+  return acts.postChatMessage.executeWithOptions(chatOptions(`chat: ${step.name} to ${a.chat_channel}`), [
+    { channel: a.chat_channel, text, threadTs: null },
+  ]);
+}
+
+function chatReply(rt: StepRuntime, step: StepDefinition, a: ChatReplyAction) {
+  const parent = rt.state.steps.find((s) => s.name === a.step_name);
+  const out = parent?.output as { channel?: string; timestamp?: string } | null | undefined;
+  if (parent?.status !== 'succeeded' || !out?.channel || !out.timestamp) {
+    throw new Error(`chat step ${a.step_name} did not send a message to reply to`);
+  }
+  const text = renderText(a.message, fullContext(rt.snapshot, rt.state));
+  return acts.postChatMessage.executeWithOptions(
+    chatOptions(`chat_reply: ${step.name} in thread of ${a.step_name}`),
+    [{ channel: out.channel, text, threadTs: out.timestamp }],
+  );
+}
+
+async function approval(rt: StepRuntime, step: StepDefinition, a: ApprovalAction) {
+  const { state, snapshot } = rt;
+  const decisions = () => state.approvals.filter((x) => x.step === step.name);
+  const st = state.steps.find((s) => s.id === step.id)!;
+  st.status = 'waiting';
+  rt.waitingFor = step;
+  await acts.setRunStatus(snapshot.runId, 'waiting_for_approval');
+  const done = () =>
+    decisions().some((d) => d.decision === 'reject') ||
+    decisions().filter((d) => d.decision === 'approve').length >= a.reviews_required;
+  // condition(fn, undefined) would be a zero timeout: without a timeout, wait indefinitely.
+  let decided = true;
+  if (a.timeout_seconds === null) await condition(done);
+  else decided = await condition(done, a.timeout_seconds * 1000);
+  rt.waitingFor = null;
+  if (!decided) throw new Error(`no decision within ${a.timeout_seconds} s`);
+  const rejection = decisions().find((d) => d.decision === 'reject');
+  if (rejection)
+    throw new Error(`rejected by ${rejection.email}${rejection.comment ? `: ${rejection.comment}` : ''}`);
+  await acts.setRunStatus(snapshot.runId, 'running');
+  return { approved_by: decisions().map((d) => ({ user_id: d.user_id, email: d.email })) };
+}
+
+/** The URL without its query string or user info, for the Temporal UI summary (they may carry tokens). */
+function safeUrl(endpoint: string): string {
+  const m = /^(https?:\/\/)(?:[^@/]*@)?([^?#]*)/i.exec(endpoint);
+  return m ? `${m[1]}${m[2]}` : 'endpoint';
+}

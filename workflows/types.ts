@@ -1,0 +1,139 @@
+// Types shared by the API side, the interpreter (bundled by the Temporal worker) and the activities.
+// Types only: nothing here may pull a Node module into the workflow bundle.
+import type { InputType } from '../expr/index.ts';
+
+/** SPEC.md 2.1 input definition. */
+export interface InputDefinition {
+  key: string;
+  description: string;
+  type: InputType;
+}
+
+/** Who may approve an approval step: one user, or everyone with a role (workflows/README.md). */
+export type Permission = { user_id: string } | { role: 'super_admin' | 'admin' | 'member' };
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Runs a SQL template through the governed query pipeline as the chosen credential. */
+export interface QueryAction {
+  __type__: 'query';
+  credential_id: string;
+  query: string;
+  timeout_seconds: number | null;
+}
+
+/** An HTTP request. `headers` values are sealed envelopes at rest and in run snapshots. */
+export interface ApiAction {
+  __type__: 'api';
+  endpoint: string;
+  method: HttpMethod;
+  headers: Record<string, string>;
+  body: string | null;
+  expected_status: number;
+  include_service_jwt: boolean;
+  timeout_seconds: number | null;
+}
+
+export interface ChatAction {
+  __type__: 'chat';
+  chat_channel: string;
+  message: string;
+  link_text: string | null;
+}
+
+export interface ChatReplyAction {
+  __type__: 'chat_reply';
+  step_name: string;
+  message: string;
+}
+
+export interface ApprovalAction {
+  __type__: 'approval';
+  reviews_required: number;
+  timeout_seconds: number | null;
+}
+
+export interface ConditionAction {
+  __type__: 'condition';
+  expression: string;
+  /** What the run becomes when the expression is false (SPEC.md 2.1 condition action). */
+  on_false: 'succeed' | 'fail';
+}
+
+export type Action =
+  | QueryAction
+  | ApiAction
+  | ChatAction
+  | ChatReplyAction
+  | ApprovalAction
+  | ConditionAction;
+export type ActionType = Action['__type__'];
+
+export interface StepDefinition {
+  id: string;
+  name: string;
+  condition: string | null;
+  action: Action;
+  permissions: Permission[];
+}
+
+export type RunTrigger = 'manual' | 'api' | 'cron' | 'tracker';
+
+/** Everything a run needs, frozen when it starts: editing the definition never changes a running run. */
+export interface RunSnapshot {
+  runId: string;
+  orgId: string;
+  workflowId: string;
+  workflowName: string;
+  trigger: RunTrigger;
+  /** The person who started the run; they may not approve it. Null for keys, cron and tracker. */
+  initiatorUserId: string | null;
+  inputs: Record<string, string | number | boolean>;
+  steps: StepDefinition[];
+  /** Where people can look at the run (chat messages link here). */
+  runUrl: string;
+}
+
+export type RunStatus = 'running' | 'waiting_for_approval' | 'succeeded' | 'failed' | 'canceled';
+export type StepStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'skipped' | 'failed' | 'canceled';
+
+export interface StepState {
+  id: string;
+  name: string;
+  type: ActionType;
+  status: StepStatus;
+  output: unknown;
+  error: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface ApprovalRecord {
+  step: string;
+  user_id: string;
+  email: string;
+  decision: 'approve' | 'reject';
+  comment: string | null;
+  at: string;
+}
+
+/** What the `state` query returns and what is stored when the run ends. */
+export interface RunState {
+  status: RunStatus;
+  error: string | null;
+  steps: StepState[];
+  approvals: ApprovalRecord[];
+}
+
+/** The `approve` update's argument: the API fills the approver from the authenticated principal. */
+export interface ApprovalInput {
+  user_id: string;
+  email: string;
+  role: 'super_admin' | 'admin' | 'member';
+  decision: 'approve' | 'reject';
+  comment: string | null;
+}
+
+/** Search attribute names registered on the Temporal namespace (list runs from visibility). */
+export const SEARCH_ATTRIBUTE_WORKFLOW_ID = 'CountersignWorkflowId';
+export const SEARCH_ATTRIBUTE_ORG_ID = 'CountersignOrgId';
