@@ -90,6 +90,16 @@ describe('clickhouse client options', () => {
     expect(clickhouseOptions({ ...base, ssl }).http_headers).toBeUndefined();
   });
 
+  it('sends requests to the dial address while TLS names the configured host', () => {
+    const o = clickhouseOptions({
+      ...base,
+      ssl: { ...base.ssl, enabled: true },
+      dial: { host: '127.0.0.1', port: 40003 },
+    });
+    expect(o.url).toBe('https://127.0.0.1:40003');
+    expect((o.http_agent as Agent).options).toMatchObject({ servername: 'ch.example' });
+  });
+
   it('brackets an IPv6 host in the URL', () => {
     expect(clickhouseOptions({ ...base, hostname: '::1' }).url).toBe('http://[::1]:8443');
   });

@@ -66,9 +66,11 @@ export function clickhouseParam(v: ParamValue): unknown {
 /** @clickhouse/client options for `config` (exported for unit tests). */
 export function clickhouseOptions(config: ConnectionConfig, keepAlive = true): ClickHouseClientConfigOptions {
   const { protocol, agent } = clickhouseTls(config.ssl, config.hostname);
-  const host = isIP(config.hostname) === 6 ? `[${config.hostname}]` : config.hostname;
+  // The URL is where TCP goes (a dial address when there is one); TLS names config.hostname.
+  const target = config.dial ?? { host: config.hostname, port: config.port };
+  const host = isIP(target.host) === 6 ? `[${target.host}]` : target.host;
   const opts: ClickHouseClientConfigOptions = {
-    url: `${protocol}://${host}:${config.port}`,
+    url: `${protocol}://${host}:${target.port}`,
     username: config.username,
     password: config.password,
     database: config.database,
@@ -125,7 +127,7 @@ class ClickhousePool implements AdapterPool {
     // A client of its own, so the check opens (and verifies) a new connection.
     const client = createClient(clickhouseOptions(this.config, false));
     try {
-      await this.select(client, 'SELECT 1', {}, {}, 30_000);
+      await this.select(client, 'SELECT 1', {}, {}, (this.config.timeoutSeconds ?? 30) * 1000);
     } catch (err) {
       throw clickhouseError(err, this.secrets, 'connection');
     } finally {
@@ -230,7 +232,8 @@ class ClickhousePool implements AdapterPool {
       const text = await readBody(res.stream, abort);
       return { body: text.trim() ? parseCompact(text) : null, summary: res.summary };
     } catch (err) {
-      if (abort.signal.aborted)
+      // Aborted by the timer (not by readBody's size ceiling, which throws its own error).
+      if (abort.signal.aborted && !(err instanceof AdapterError))
         throw new AdapterError('the request was aborted at the time limit', 'timeout', 'ABORTED');
       throw err;
     } finally {

@@ -44,10 +44,24 @@ describe('mysql adapter configuration', () => {
   });
 
   it('gives mysql2 a socket that remembers an IP host only for verify-full, so the name check uses it', () => {
-    const full = { enabled: true, caCert: 'CA', verifyServerHostname: true, clientCert: null, clientKey: null };
+    const full = {
+      enabled: true,
+      caCert: 'CA',
+      verifyServerHostname: true,
+      clientCert: null,
+      clientKey: null,
+    };
     expect(typeof mysqlOptions({ ...base, hostname: '10.0.0.5', ssl: full }).stream).toBe('function');
     expect(mysqlOptions({ ...base, ssl: full }).stream).toBeUndefined();
-    expect(mysqlOptions({ ...base, hostname: '10.0.0.5', ssl: { ...full, verifyServerHostname: false } }).stream).toBeUndefined();
+    expect(
+      mysqlOptions({ ...base, hostname: '10.0.0.5', ssl: { ...full, verifyServerHostname: false } }).stream,
+    ).toBeUndefined();
+  });
+
+  it('with a dial address, keeps the configured host for TLS and dials through its own socket', () => {
+    const o = mysqlOptions({ ...base, dial: { host: '127.0.0.1', port: 40002 } });
+    expect(o.host).toBe('db.example');
+    expect(typeof o.stream).toBe('function');
   });
 
   it('uses ? placeholders', () => {

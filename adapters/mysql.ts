@@ -53,8 +53,11 @@ export function mysqlOptions(config: ConnectionConfig): PoolOptions {
     multipleStatements: false,
     maxPreparedStatements: 64,
   };
-  if (tlsMode(config.ssl) === 'verify-full' && isIP(config.hostname)) {
-    options.stream = () => socketNamed(config.hostname, config.port);
+  // mysql2 names TLS (servername, verifyIdentity) after `host`, so with a dial address `host`
+  // stays the configured name and only the socket goes elsewhere.
+  const dial = config.dial ?? { host: config.hostname, port: config.port };
+  if (config.dial || (tlsMode(config.ssl) === 'verify-full' && isIP(config.hostname))) {
+    options.stream = () => socketNamed(config.hostname, dial.host, dial.port);
   }
   return options;
 }
@@ -66,8 +69,8 @@ export function mysqlOptions(config: ConnectionConfig): PoolOptions {
  * an IP would accept any certificate naming localhost. (mysql2 only sets no-delay and keep-alive
  * on sockets it makes itself, so this one does too.)
  */
-function socketNamed(host: string, port: number): Socket {
-  const socket = netConnect({ host, port });
+function socketNamed(host: string, dialHost: string, port: number): Socket {
+  const socket = netConnect({ host: dialHost, port });
   Object.assign(socket, { _host: host });
   socket.setNoDelay(true);
   socket.once('connect', () => socket.setKeepAlive(true));

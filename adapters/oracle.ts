@@ -73,6 +73,8 @@ export function oraclePoolAttributes(config: ConnectionConfig): PoolAttributes {
     poolMax: POOL_SIZE,
     poolIncrement: 1,
     poolTimeout: 60,
+    // A statement waits at most this long for a free connection (getConnection has no per-call limit).
+    queueTimeout: 60_000,
   };
 }
 

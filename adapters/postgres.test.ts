@@ -52,6 +52,13 @@ describe('postgres adapter configuration', () => {
     expect(parse(17, '\\xdeadbeef')).toBe('3q2+7w==');
   });
 
+  it('dials the dial address but names and verifies the configured hostname', () => {
+    const ssl = { ...base.ssl, enabled: true, caCert: 'CA', verifyServerHostname: true };
+    const o = postgresOptions({ ...base, ssl, dial: { host: '127.0.0.1', port: 40001 } });
+    expect(o).toMatchObject({ host: '127.0.0.1', port: 40001 });
+    expect(o.ssl).toMatchObject({ servername: 'db.example' });
+  });
+
   it('uses $n placeholders', () => {
     expect(postgresAdapter.placeholder(3, null)).toBe('$3');
   });

@@ -17,17 +17,19 @@ import type {
 } from './types.ts';
 import {
   checkExecuteOptions,
+  checkStatement,
   groupSchema,
   RowCollector,
   reusableAfter,
   type SchemaRow,
-  statementKind,
 } from './values.ts';
 
 const POOL_SIZE = 5;
 const IDLE_SECONDS = 60;
-/** After the cancel request, how long the statement may take to stop before its connection is cut. */
-const CANCEL_GRACE_MS = 5_000;
+/** Past the time limit, how long the server may take to stop the statement before its connection is cut. */
+const CUT_GRACE_MS = 5_000;
+/** SQLSTATE query_canceled: what statement_timeout raises. */
+const QUERY_CANCELED = '57014';
 
 // Dates and times as the server wrote them, in ISO 8601 shape, rather than postgres.js's Dates:
 // `date` and `timestamp` carry no zone (a Date would invent one, and lose microseconds);
@@ -60,11 +62,19 @@ interface PgResult extends Array<unknown[]> {
 /** One single-connection client and the notices of the statement it is running. */
 class Slot {
   notices: string[] | null = null;
+  /** The session's statement_timeout in ms: the startup value again whenever postgres.js reconnects. */
+  timeoutMs: number;
   readonly sql: postgres.Sql;
-  constructor(options: postgres.Options<Record<string, postgres.PostgresType>>) {
+  constructor(options: postgres.Options<Record<string, postgres.PostgresType>>, startupTimeoutMs: number) {
+    this.timeoutMs = startupTimeoutMs;
     this.sql = postgres({
       ...options,
       max: 1,
+      // Every (re)connection starts with a limit, so a statement never runs unbounded.
+      connection: { ...options.connection, statement_timeout: startupTimeoutMs },
+      onclose: () => {
+        this.timeoutMs = startupTimeoutMs;
+      },
       onnotice: (n: postgres.Notice) => this.notices?.push(`${n.severity}: ${n.message}`),
     });
   }
@@ -75,8 +85,9 @@ export function postgresOptions(
   config: ConnectionConfig,
 ): postgres.Options<Record<string, postgres.PostgresType>> {
   return {
-    host: config.hostname,
-    port: config.port,
+    // TCP to the dial address when there is one; TLS below still verifies config.hostname.
+    host: config.dial?.host ?? config.hostname,
+    port: config.dial?.port ?? config.port,
     database: config.database,
     username: config.username,
     // A function, so an empty password is not replaced by $PGPASSWORD.
@@ -104,7 +115,7 @@ class PostgresPool implements AdapterPool {
     this.secrets = secretsOf(config);
     this.options = postgresOptions(config);
     this.slots = new Lender(
-      () => new Slot(this.options),
+      () => new Slot(this.options, (config.timeoutSeconds ?? 30) * 1000),
       (slot) => slot.sql.end({ timeout: 0 }),
       POOL_SIZE,
     );
@@ -123,28 +134,33 @@ class PostgresPool implements AdapterPool {
 
   async execute(text: string, params: ParamValue[], options: ExecuteOptions): Promise<QueryResult> {
     checkExecuteOptions(options);
-    const started = performance.now();
-    const limitMs = options.timeoutSeconds * 1000;
+    // An empty statement gets no command tag from the server and would wait for the time limit.
+    const kind = checkStatement(text);
+    // The time limit is the server's statement_timeout, set on the session only when it differs
+    // (the same credential usually keeps one limit). Not a CancelRequest: one that arrives late
+    // cancels whatever the connection runs next, a race the protocol cannot rule out.
+    const limitMs = Math.ceil(options.timeoutSeconds * 1000);
     const slot = await this.slots.acquire(limitMs);
-    const leftMs = Math.max(1, limitMs - (performance.now() - started));
     slot.notices = [];
     let timedOut = false;
     let reusable = true;
-    // The adapter's job is to run the user's SQL: the text goes to the server as the statement
-    // and every value only as a bind parameter, never into the text.
-    const query = slot.sql.unsafe(
-      text,
-      params.map((v) => bindValue(slot.sql, v)),
-    );
-    const cancel = setTimeout(() => {
-      timedOut = true;
-      void query.cancel();
-    }, leftMs);
+    // Backstop for a server that does not answer at all: cut the connection.
     const cut = setTimeout(() => {
+      timedOut = true;
       reusable = false;
       void slot.sql.end({ timeout: 0 });
-    }, leftMs + CANCEL_GRACE_MS);
+    }, limitMs + CUT_GRACE_MS);
     try {
+      if (slot.timeoutMs !== limitMs) {
+        await slot.sql`select set_config('statement_timeout', ${String(limitMs)}, false)`;
+        slot.timeoutMs = limitMs;
+      }
+      // The adapter's job is to run the user's SQL: the text goes to the server as the statement
+      // and every value only as a bind parameter, never into the text.
+      const query = slot.sql.unsafe(
+        text,
+        params.map((v) => bindValue(slot.sql, v)),
+      );
       // A portal row limit of maxRows + 1: when the server suspends the portal there were more
       // rows than the cap, and CLOSE ends the statement without reading them.
       const res = (await query.values().cursor(options.maxRows + 1, (rows) => {
@@ -154,7 +170,7 @@ class PostgresPool implements AdapterPool {
       const rows = new RowCollector(options.maxRows);
       for (const row of res) if (!rows.add(row)) break;
       // No command tag arrives for a portal closed early.
-      const command = res.command ?? statementKind(text);
+      const command = res.command ?? kind;
       reusable &&= reusableAfter(command.split(' ')[0] ?? '');
       const result = rows.result(
         columns.map((c) => c.name),
@@ -167,16 +183,15 @@ class PostgresPool implements AdapterPool {
       );
       return result;
     } catch (err) {
-      if (timedOut)
+      if (timedOut || (err as { code?: unknown }).code === QUERY_CANCELED)
         throw timeoutError(
           options.timeoutSeconds,
           err instanceof Error ? err.message : undefined,
           this.secrets,
         );
-      reusable &&= reusableAfter(statementKind(text));
+      reusable &&= reusableAfter(kind);
       throw toAdapterError(err, this.secrets, 'query');
     } finally {
-      clearTimeout(cancel);
       clearTimeout(cut);
       slot.notices = null;
       if (reusable) this.slots.release(slot);

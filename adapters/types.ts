@@ -33,6 +33,12 @@ export interface ConnectionConfig {
   ssl: SslSettings;
   /** Seconds; null means the adapter default (30 s). */
   timeoutSeconds: number | null;
+  /**
+   * Where the TCP connection goes when it is not `hostname:port` (an agent's tunnel endpoint,
+   * agent/README.md). TLS still names and verifies `hostname`: SNI, verify-full and the
+   * identity check use it, never this address. Supported by postgres, mysql and clickhouse.
+   */
+  dial?: { host: string; port: number };
 }
 
 /** A bound parameter value. */

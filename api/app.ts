@@ -6,17 +6,20 @@ import { AppError, internalError, notFound, problemResponse } from './errors.ts'
 import { mcpRoutes } from './mcp/index.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { oauthRoutes } from './oauth/index.ts';
-import { ssoRoutes } from './routes/sso.tsx';
+import { agentRoutes } from './routes/agents.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { auditRoutes } from './routes/audit.ts';
+import { dashboardRoutes } from './routes/dashboards.ts';
 import { dataProtectionRoutes } from './routes/data-protection.ts';
 import { databaseRoutes } from './routes/databases.ts';
 import { grantRoutes } from './routes/grants.ts';
 import { healthRoutes } from './routes/health.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { meRoutes } from './routes/me.ts';
+import { pageRoutes } from './routes/pages.tsx';
 import { queryRequestRoutes } from './routes/query-requests.ts';
 import { sessionRoutes } from './routes/session.tsx';
+import { ssoRoutes } from './routes/sso.tsx';
 import { tokenRoutes } from './routes/tokens.ts';
 import { trackerWebhookRoutes } from './routes/tracker-webhook.ts';
 import { workflowRoutes } from './routes/workflows.ts';
@@ -32,6 +35,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/', sessionRoutes(deps));
   app.route('/api/v1/me', meRoutes(deps));
   app.route('/api/v1/api-keys', apiKeyRoutes(deps));
+  app.route('/api/v1/agents', agentRoutes(deps));
   app.route('/api/v1/tokens', tokenRoutes(deps));
   app.route('/api/v1/desk/databases', databaseRoutes(deps));
   app.route('/api/v1/desk/databases', grantRoutes(deps));
@@ -44,6 +48,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/api/v1/workflows', workflowRoutes(deps));
   app.route('/api/v1/integrations/tracker', trackerWebhookRoutes(deps));
   app.route('/', jwksRoutes(deps));
+  app.route('/v1/dashboards', dashboardRoutes(deps));
+  app.route('/', pageRoutes(deps));
 
   app.notFound((c) =>
     problemResponse(

@@ -1,6 +1,8 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Deps } from '../config/runtime.ts';
+import { attachAgentEndpoint } from './agents/connect.ts';
 import { createApp } from './app.ts';
 
 export interface RunningApi {
@@ -13,6 +15,7 @@ export interface RunningApi {
 export async function startApi(deps: Deps): Promise<RunningApi> {
   const app = createApp(deps);
   return new Promise((resolve, reject) => {
+    let closeTunnels = () => {};
     const server = serve(
       { fetch: app.fetch, hostname: deps.config.host, port: deps.config.port },
       (info: AddressInfo) => {
@@ -21,6 +24,7 @@ export async function startApi(deps: Deps): Promise<RunningApi> {
           port: info.port,
           close: () =>
             new Promise<void>((done) => {
+              closeTunnels();
               server.close(() => done());
               // Keep-alive sockets would hold close() open; end them.
               (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
@@ -28,6 +32,13 @@ export async function startApi(deps: Deps): Promise<RunningApi> {
         });
       },
     );
+    // Agent tunnels arrive as WebSocket upgrades on the same server (agent/README.md).
+    if (deps.agents)
+      closeTunnels = attachAgentEndpoint(server as Server, {
+        sql: deps.sql,
+        logger: deps.logger,
+        agents: deps.agents,
+      });
     server.once('error', reject);
   });
 }

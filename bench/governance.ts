@@ -2,6 +2,7 @@
 // classification, the data-protection hook, and the hash-chained audit append — measured as the
 // same 1-row query through runGovernedQuery, through the adapter pool it uses, and on the bare
 // driver, interleaved in the same run (DESIGN.md, Conventions). Target: < 2 ms added at p50.
+import { availableParallelism, loadavg } from 'node:os';
 import postgres from 'postgres';
 import * as v from 'valibot';
 import { createPoolRegistry } from '../adapters/index.ts';
@@ -181,6 +182,13 @@ const bench: Bench = {
         {
           figure: 'part: audit append (hash chain, one statement)',
           value: pair(audit),
+          baseline: '',
+          comparison: '',
+        },
+        {
+          // Shared machines skew every figure above alike; this says how busy this one was.
+          figure: 'machine load during the run',
+          value: `load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`,
           baseline: '',
           comparison: '',
         },

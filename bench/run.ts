@@ -21,7 +21,13 @@ for (const file of files) {
     for (const row of await bench.run()) rows.push({ bench: bench.name, ...row });
   } catch (err) {
     failed++;
-    rows.push({ bench: bench.name, figure: 'FAILED', value: err instanceof Error ? err.message : String(err), baseline: '', comparison: '' });
+    rows.push({
+      bench: bench.name,
+      figure: 'FAILED',
+      value: err instanceof Error ? err.message : String(err),
+      baseline: '',
+      comparison: '',
+    });
   }
 }
 

@@ -6,7 +6,8 @@ import {
   loadKeyring,
   type TemporalHandle,
 } from '../config/runtime.ts';
-import { createPoolRegistry } from '../adapters/index.ts';
+import { AgentHub } from '../governance/agents/hub.ts';
+import { createAgentAwarePools } from '../governance/agents/pools.ts';
 import { bootstrap } from '../identity/bootstrap.ts';
 import { openStore, type Sql } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
@@ -30,7 +31,9 @@ export async function buildDeps(
   const keyring = await loadKeyring(config, opts.dev);
   const sql = await openMigratedStore(opts.storeUrl, opts.storeMax ? { max: opts.storeMax } : {});
   const temporal = opts.temporalAddress ? await connectWithRetry(opts.temporalAddress, config, logger) : null;
-  return { config, sql, keyring, logger, temporal, pools: createPoolRegistry() };
+  // Agent tunnels live in the process that holds the agent's WebSocket (agent/README.md "Replicas").
+  const agents = new AgentHub({ sql, logger });
+  return { config, sql, keyring, logger, temporal, pools: createAgentAwarePools(agents), agents };
 }
 
 async function connectWithRetry(

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
+import { AGENT_USAGE, runAgent } from '../agent/main.ts';
 import { startApi } from '../api/server.ts';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
+import { listAgents, registerAgent, revokeAgent } from '../governance/agents/agents.ts';
 import { verifyAllChains } from '../governance/audit.ts';
 import { createApiKey, createPersonalToken, createUser } from '../identity/manage.ts';
 import { newId } from '../store/ids.ts';
@@ -22,6 +24,9 @@ const USAGE = `countersign <command> [options]
                              prints a personal access token for the user once
   generate-api-key           prints a key in the shape COUNTERSIGN_API_KEY expects (touches nothing)
   verify-audit               checks every organization's audit hash chain; exits 1 if one is broken
+  agent register --name N    registers an agent and prints its id and token once (needs DATABASE_URL)
+  agent revoke --id agt_…    revokes an agent's token; agent list: the agents and their status
+  ${AGENT_USAGE.replace(/\n/g, '\n  ')}
 `;
 
 type Command = (config: Config, args: string[]) => Promise<void>;
@@ -141,6 +146,41 @@ const commands: Record<string, Command> = {
       if (reports.some((r) => !r.ok)) process.exitCode = 1;
     });
   },
+  async agent(config, args) {
+    const [sub, ...rest] = args;
+    if (sub === 'register') {
+      const { values } = parseArgs({ args: rest, options: { name: { type: 'string' } } });
+      if (!values.name) throw new UsageError('--name is required');
+      await withStore(config, async (sql) => {
+        const org = await requireOrg(sql);
+        const { agent, token } = await registerAgent(
+          { sql },
+          { orgId: org.id, name: values.name!, createdBy: null },
+        );
+        process.stdout.write(`created ${agent.id} (${agent.name})\n${token}\n`);
+      });
+      return;
+    }
+    if (sub === 'revoke') {
+      const { values } = parseArgs({ args: rest, options: { id: { type: 'string' } } });
+      if (!values.id) throw new UsageError('--id is required');
+      await withStore(config, async (sql) => {
+        await revokeAgent({ sql }, (await requireOrg(sql)).id, values.id!);
+        process.stdout.write(`revoked ${values.id}\n`);
+      });
+      return;
+    }
+    if (sub === 'list') {
+      await withStore(config, async (sql) => {
+        for (const a of await listAgents({ sql }, (await requireOrg(sql)).id))
+          process.stdout.write(
+            `${a.id} ${a.name} ${a.revoked ? 'revoked' : a.connected ? 'connected' : 'not connected'} last seen ${a.last_seen_at ?? 'never'} version ${a.version ?? '-'}\n`,
+          );
+      });
+      return;
+    }
+    throw new UsageError(`unknown agent command ${sub}`);
+  },
   async 'generate-api-key'() {
     process.stdout.write(`${mintSecret('cskey', newId('key')).secret}\n`);
   },
@@ -189,6 +229,8 @@ function untilSignal(): Promise<void> {
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  // The agent process runs inside the customer's network with none of the service's settings.
+  if (name === 'agent' && !['register', 'revoke', 'list'].includes(rest[0] ?? '')) return runAgent(rest);
   const command = name ? commands[name] : undefined;
   if (!command) {
     process.stderr.write(USAGE);

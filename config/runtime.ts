@@ -2,8 +2,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
-import { generateKey, Keyring } from '../store/crypto.ts';
+import type { AgentHub } from '../governance/agents/hub.ts';
 import type { PoolSource } from '../governance/query.ts';
+import { generateKey, Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
 import type { Config } from './env.ts';
 
@@ -26,6 +27,8 @@ export interface Deps {
   temporal: TemporalHandle | null;
   /** Connection pools to target databases, one per credential (adapters/registry.ts). */
   pools: PoolSource;
+  /** Agent tunnels this process holds (governance/agents/hub.ts); absent where none are served. */
+  agents?: AgentHub;
 }
 
 /**

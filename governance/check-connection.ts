@@ -1,14 +1,15 @@
-import { adapterFor } from '../adapters/index.ts';
 import type { Keyring } from '../store/crypto.ts';
 import { findCredentialByUsername } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
-import { getDatabase } from './databases.ts';
+import type { AgentTunnels } from './agents/hub.ts';
+import { routedAdapterFor } from './agents/pools.ts';
 import { connectionConfigFor } from './connections.ts';
+import { getDatabase } from './databases.ts';
 import type { QueryActor } from './query.ts';
 
 /** SPEC.md 7: `ok`, or the database's own error message; null when database or credential is unknown. */
 export async function checkConnection(
-  deps: { sql: Tx; keyring: Keyring },
+  deps: { sql: Tx; keyring: Keyring; agents?: AgentTunnels },
   orgId: string,
   actor: QueryActor,
   databaseId: string,
@@ -22,8 +23,11 @@ export async function checkConnection(
   }
   const cred = await findCredentialByUsername(deps.sql, found.db.id, username);
   if (!cred) return null;
-  // A fresh pool, not the shared one: the point is to prove a new connection can be opened.
-  const pool = adapterFor(found.db.adapter).connect(connectionConfigFor(deps.keyring, found.db, cred));
+  // A fresh pool, not the shared one: the point is to prove a new connection can be opened
+  // (through the agent's tunnel for a database behind one; its errors name the agent).
+  const pool = routedAdapterFor(found.db.adapter, deps.agents).connect(
+    connectionConfigFor(deps.keyring, found.db, cred),
+  );
   try {
     await pool.check();
     return 'ok';

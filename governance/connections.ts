@@ -1,13 +1,24 @@
-import { DEFAULT_PORTS, type ConnectionConfig } from '../adapters/types.ts';
+import { type ConnectionConfig, DEFAULT_PORTS } from '../adapters/types.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
+
+/** A connection config that may name the agent it goes through (governance/agents/pools.ts). */
+export interface RoutedConnectionConfig extends ConnectionConfig {
+  /** SPEC.md 2.2 `agent_id`: the database is reached only through this agent's tunnel. */
+  agentId: string | null;
+}
 
 /**
  * The connection settings of one credential of one database, with its secrets opened.
  * The result must never be logged or returned: it holds the password and the client key.
  */
-export function connectionConfigFor(keyring: Keyring, db: DatabaseRow, cred: CredentialRow): ConnectionConfig {
+export function connectionConfigFor(
+  keyring: Keyring,
+  db: DatabaseRow,
+  cred: CredentialRow,
+): RoutedConnectionConfig {
   return {
+    agentId: db.agent_id,
     adapter: db.adapter,
     // SPEC.md 2.2: a credential may carry its own hostname (e.g. a read replica).
     hostname: cred.hostname ?? db.hostname,

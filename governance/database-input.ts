@@ -20,7 +20,9 @@ const Host = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v
 const Port = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1), v.maxValue(65535));
 const Adapter = v.picklist(ADAPTERS, `must be one of ${ADAPTERS.join(', ')}`);
 const OptionalText = v.optional(v.nullable(v.pipe(v.string(), v.trim(), v.maxLength(200))));
-const Timeout = v.nullable(v.pipe(v.number(), v.integer('must be a whole number of seconds'), v.minValue(1), v.maxValue(86_400)));
+const Timeout = v.nullable(
+  v.pipe(v.number(), v.integer('must be a whole number of seconds'), v.minValue(1), v.maxValue(86_400)),
+);
 const Reviews = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0), v.maxValue(20));
 
 const CredentialCommon = {
@@ -59,7 +61,9 @@ const DatabaseCommon = {
   slack_channel: OptionalText,
   agent_id: OptionalText,
   ai_enabled: v.optional(v.boolean()),
-  ai_max_rows: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1), v.maxValue(100_000))),
+  ai_max_rows: v.optional(
+    v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1), v.maxValue(100_000)),
+  ),
 };
 
 export const CreateDatabase = v.object({
@@ -67,7 +71,10 @@ export const CreateDatabase = v.object({
   adapter: Adapter,
   hostname: Host,
   database: Name,
-  credentials: v.pipe(v.array(CreateCredential, 'must be an array'), v.minLength(1, 'at least one credential is required')),
+  credentials: v.pipe(
+    v.array(CreateCredential, 'must be an array'),
+    v.minLength(1, 'at least one credential is required'),
+  ),
   ...DatabaseCommon,
 });
 export type CreateDatabaseInput = v.InferOutput<typeof CreateDatabase>;
@@ -107,7 +114,13 @@ export const ListDatabases = v.object({
   group: v.optional(v.string()),
   after: v.optional(v.string()),
   limit: v.optional(
-    v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(1), v.maxValue(200)),
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, 'must be a whole number'),
+      v.transform(Number),
+      v.minValue(1),
+      v.maxValue(200),
+    ),
     '50',
   ),
 });

@@ -1,5 +1,4 @@
 import { DEFAULT_PORTS } from '../adapters/types.ts';
-import type { CreateDatabaseInput, PatchDatabaseInput, SetupDatabaseInput } from './database-input.ts';
 import { type FieldError, notFound, validationFailed } from '../core/errors.ts';
 import type { Keyring } from '../store/crypto.ts';
 import {
@@ -19,6 +18,9 @@ import {
 } from '../store/databases.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
+import { checkAgentReference } from './agents/agents.ts';
+import type { CreateDatabaseInput, PatchDatabaseInput, SetupDatabaseInput } from './database-input.ts';
+import { checkInvariants, type NewCredential, planCredentials } from './database-rules.ts';
 import { canSee, type QueryActor } from './query.ts';
 
 export interface DatabaseDeps {
@@ -34,7 +36,11 @@ export interface DatabaseWithCredentials {
 }
 
 /** Registers a database with its credentials (SPEC.md 4.2 POST). */
-export async function createDatabase(deps: DatabaseDeps, orgId: string, input: CreateDatabaseInput): Promise<DatabaseWithCredentials> {
+export async function createDatabase(
+  deps: DatabaseDeps,
+  orgId: string,
+  input: CreateDatabaseInput,
+): Promise<DatabaseWithCredentials> {
   const defaults = input.credentials.filter((c) => c.default_credential).length;
   const fields: DatabaseFields = {
     api_id: null,
@@ -67,6 +73,7 @@ export async function createDatabase(deps: DatabaseDeps, orgId: string, input: C
     default_credential: defaults === 0 ? i === 0 : (c.default_credential ?? false),
   }));
   checkInvariants(fields, creds, input.ssl_key ?? null);
+  await checkAgentReference(deps.sql, orgId, fields.agent_id);
   return deps.sql.begin(async (tx) => {
     const id = newId('db');
     const db = await insertDatabase(tx, id, orgId, {
@@ -102,12 +109,19 @@ export async function patchDatabase(
     set('adapter', input.adapter);
     set('hostname', input.hostname);
     set('database', input.database);
-    set('port', input.port ?? (input.adapter && input.adapter !== current.adapter && current.port === DEFAULT_PORTS[current.adapter] ? DEFAULT_PORTS[input.adapter] : undefined));
+    set(
+      'port',
+      input.port ??
+        (input.adapter && input.adapter !== current.adapter && current.port === DEFAULT_PORTS[current.adapter]
+          ? DEFAULT_PORTS[input.adapter]
+          : undefined),
+    );
     set('ssl', input.ssl);
     set('verify_server_hostname', input.verify_server_hostname);
     set('ssl_ca_cert', input.ssl_ca_cert);
     set('ssl_client_cert', input.ssl_cert);
-    if (input.ssl_key !== undefined) changes.ssl_client_key_enc = input.ssl_key === null ? null : deps.keyring.encrypt(input.ssl_key, id);
+    if (input.ssl_key !== undefined)
+      changes.ssl_client_key_enc = input.ssl_key === null ? null : deps.keyring.encrypt(input.ssl_key, id);
     set('restrict_access', input.restrict_access);
     set('review_bypass_allowed', input.review_bypass_allowed);
     set('group_name', input.group);
@@ -122,14 +136,20 @@ export async function patchDatabase(
     const merged = { ...current, ...changes };
     const keyPresent = input.ssl_key !== undefined ? input.ssl_key : current.ssl_client_key_enc;
     checkInvariants(merged, plan.final, keyPresent, errors);
+    await checkAgentReference(tx, orgId, input.agent_id);
 
     const db = await updateDatabase(tx, id, changes);
     for (const removed of plan.deletes) await deleteCredential(tx, removed);
     // Clear defaults first so the one-default index never sees two at once.
-    for (const u of plan.updates) if (u.fields.default_credential === false) await updateCredential(tx, u.id, { default_credential: false });
+    for (const u of plan.updates)
+      if (u.fields.default_credential === false)
+        await updateCredential(tx, u.id, { default_credential: false });
     for (const u of plan.updates) {
       const { password, ...rest } = u.fields;
-      await updateCredential(tx, u.id, { ...rest, ...(password !== undefined ? { password_enc: deps.keyring.encrypt(password, u.id) } : {}) });
+      await updateCredential(tx, u.id, {
+        ...rest,
+        ...(password !== undefined ? { password_enc: deps.keyring.encrypt(password, u.id) } : {}),
+      });
     }
     for (const c of plan.creates) await insertCredentialSealed(tx, deps.keyring, id, c);
     return { db, credentials: await listCredentials(tx, [id]) };
@@ -138,98 +158,12 @@ export async function patchDatabase(
   return result;
 }
 
-interface NewCredential {
-  username: string;
-  password: string;
-  hostname: string | null;
-  ai_allowed: boolean;
-  timeout: number | null;
-  reviews_required: number;
-  default_credential: boolean;
-}
-
-type CredentialPatch = PatchDatabaseInput['credentials'] extends (infer T)[] | undefined ? T : never;
-
-function planCredentials(existing: CredentialRow[], patches: CredentialPatch[], errors: FieldError[]) {
-  const byId = new Map(existing.map((c) => [c.id, c]));
-  const final = new Map<string, { username: string; default_credential: boolean }>(existing.map((c) => [c.id, c]));
-  const deletes: string[] = [];
-  const updates: Array<{ id: string; fields: Partial<NewCredential> }> = [];
-  const creates: NewCredential[] = [];
-  patches.forEach((p, i) => {
-    const path = `credentials.${i}`;
-    if (p.id !== undefined) {
-      if (!byId.has(p.id)) return void errors.push({ path: `${path}.id`, message: 'no such credential on this database' });
-      if (p.delete) {
-        final.delete(p.id);
-        deletes.push(p.id);
-        return;
-      }
-      const fields: Partial<NewCredential> = {};
-      for (const key of ['username', 'password', 'hostname', 'ai_allowed', 'timeout', 'reviews_required', 'default_credential'] as const) {
-        if (p[key] !== undefined) Object.assign(fields, { [key]: p[key] });
-      }
-      updates.push({ id: p.id, fields });
-      final.set(p.id, { ...final.get(p.id)!, ...fields } as { username: string; default_credential: boolean });
-      return;
-    }
-    if (p.delete) return void errors.push({ path: `${path}.delete`, message: 'needs the id of the credential to delete' });
-    if (p.username === undefined) errors.push({ path: `${path}.username`, message: 'is required for a new credential' });
-    if (p.password === undefined) errors.push({ path: `${path}.password`, message: 'is required for a new credential' });
-    if (p.username === undefined || p.password === undefined) return;
-    const created: NewCredential = {
-      username: p.username,
-      password: p.password,
-      hostname: p.hostname ?? null,
-      ai_allowed: p.ai_allowed ?? false,
-      timeout: p.timeout ?? null,
-      reviews_required: p.reviews_required ?? 0,
-      default_credential: p.default_credential ?? false,
-    };
-    creates.push(created);
-    final.set(`new:${i}`, created);
-  });
-  // A new default replaces the old one unless the old one was explicitly kept as default.
-  const newDefault = [...updates.filter((u) => u.fields.default_credential), ...creates.filter((c) => c.default_credential)].length > 0;
-  if (newDefault) {
-    for (const c of existing) {
-      const explicit = updates.find((u) => u.id === c.id && u.fields.default_credential !== undefined);
-      if (c.default_credential && !explicit && final.has(c.id)) {
-        updates.push({ id: c.id, fields: { default_credential: false } });
-        final.set(c.id, { ...final.get(c.id)!, default_credential: false });
-      }
-    }
-  }
-  return { final: [...final.values()], deletes, updates, creates };
-}
-
-/** Rules that span fields; each failure names its field (422, nothing written). */
-function checkInvariants(
-  db: Pick<DatabaseFields, 'verify_server_hostname' | 'ssl_ca_cert' | 'ssl_client_cert'>,
-  creds: Array<{ username: string; default_credential: boolean }>,
-  clientKey: string | null,
-  errors: FieldError[] = [],
-): void {
-  // SPEC.md 2.2: verify_server_hostname requires a CA certificate.
-  if (db.verify_server_hostname && !db.ssl_ca_cert) {
-    errors.push({ path: 'verify_server_hostname', message: 'requires a CA certificate (ssl_ca_cert)' });
-  }
-  if ((db.ssl_client_cert === null) !== (clientKey === null)) {
-    errors.push({ path: db.ssl_client_cert === null ? 'ssl_cert' : 'ssl_key', message: 'a client certificate and its key go together' });
-  }
-  if (creds.length === 0) errors.push({ path: 'credentials', message: 'at least one credential is required' });
-  if (creds.filter((c) => c.default_credential).length > 1) {
-    errors.push({ path: 'credentials', message: 'only one credential can be the default' });
-  }
-  const seen = new Set<string>();
-  creds.forEach((c, i) => {
-    if (seen.has(c.username)) errors.push({ path: `credentials.${i}.username`, message: `duplicate username ${c.username}` });
-    seen.add(c.username);
-  });
-  if (errors.length > 0) throw validationFailed(errors);
-}
-
-async function insertCredentialSealed(tx: Tx, keyring: Keyring, databaseId: string, c: NewCredential): Promise<CredentialRow> {
+async function insertCredentialSealed(
+  tx: Tx,
+  keyring: Keyring,
+  databaseId: string,
+  c: NewCredential,
+): Promise<CredentialRow> {
   const id = newId('crd');
   const { password, ...rest } = c;
   return insertCredential(tx, id, databaseId, { ...rest, password_enc: keyring.encrypt(password, id) });
@@ -241,7 +175,11 @@ async function insertCredentialSealed(tx: Tx, keyring: Keyring, databaseId: stri
  * "reverts to false when omitted"), and the default credential takes the given username,
  * password and reviews_required.
  */
-export async function setupDatabase(deps: DatabaseDeps, orgId: string, input: SetupDatabaseInput): Promise<DatabaseWithCredentials> {
+export async function setupDatabase(
+  deps: DatabaseDeps,
+  orgId: string,
+  input: SetupDatabaseInput,
+): Promise<DatabaseWithCredentials> {
   const result = await deps.sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext(${`setup:${orgId}:${input.id}`}))`;
     const existing = await findDatabaseByApiId(tx, orgId, input.id);
@@ -267,14 +205,24 @@ export async function setupDatabase(deps: DatabaseDeps, orgId: string, input: Se
       ai_max_rows: existing?.ai_max_rows ?? 500,
     };
     checkInvariants(fields, [{ username: input.username, default_credential: true }], input.ssl_key ?? null);
-    const cred = { username: input.username, password: input.password, hostname: null, ai_allowed: false, timeout: null, reviews_required: input.reviews_required, default_credential: true };
+    await checkAgentReference(tx, orgId, fields.agent_id);
+    const cred = {
+      username: input.username,
+      password: input.password,
+      hostname: null,
+      ai_allowed: false,
+      timeout: null,
+      reviews_required: input.reviews_required,
+      default_credential: true,
+    };
     if (!existing) {
       const db = await insertDatabase(tx, id, orgId, fields);
       return { db, credentials: [await insertCredentialSealed(tx, deps.keyring, id, cred)] };
     }
     const db = await updateDatabase(tx, id, fields);
     const creds = await listCredentials(tx, [id]);
-    const target = creds.find((c) => c.default_credential) ?? creds.find((c) => c.username === input.username);
+    const target =
+      creds.find((c) => c.default_credential) ?? creds.find((c) => c.username === input.username);
     const clash = creds.find((c) => c.username === input.username && c.id !== target?.id);
     if (clash) await deleteCredential(tx, clash.id);
     if (target) {
@@ -293,13 +241,23 @@ export async function setupDatabase(deps: DatabaseDeps, orgId: string, input: Se
   return result;
 }
 
-export async function getDatabase(sql: Tx, orgId: string, actor: QueryActor, id: string): Promise<DatabaseWithCredentials> {
+export async function getDatabase(
+  sql: Tx,
+  orgId: string,
+  actor: QueryActor,
+  id: string,
+): Promise<DatabaseWithCredentials> {
   const db = await visibleDatabase(sql, orgId, actor, id);
   return { db, credentials: await listCredentials(sql, [db.id]) };
 }
 
 /** Deletes a database, its credentials and grants; returns what was deleted (SPEC.md 4.2). */
-export async function deleteDatabase(deps: DatabaseDeps, orgId: string, actor: QueryActor, id: string): Promise<DatabaseWithCredentials> {
+export async function deleteDatabase(
+  deps: DatabaseDeps,
+  orgId: string,
+  actor: QueryActor,
+  id: string,
+): Promise<DatabaseWithCredentials> {
   const gone = await deps.sql.begin(async (tx) => {
     const found = await getDatabase(tx, orgId, actor, id);
     await deleteDatabaseRow(tx, id);
@@ -309,7 +267,12 @@ export async function deleteDatabase(deps: DatabaseDeps, orgId: string, actor: Q
   return gone;
 }
 
-export async function removeByApiId(deps: DatabaseDeps, orgId: string, actor: QueryActor, apiId: string): Promise<DatabaseWithCredentials> {
+export async function removeByApiId(
+  deps: DatabaseDeps,
+  orgId: string,
+  actor: QueryActor,
+  apiId: string,
+): Promise<DatabaseWithCredentials> {
   const db = await findDatabaseByApiId(deps.sql, orgId, apiId);
   if (!db) throw notFound('no database with that API id');
   return deleteDatabase(deps, orgId, actor, db.id);
@@ -324,7 +287,10 @@ export async function listDatabases(
   const visibleTo = actor.kind === 'user' && actor.role !== 'super_admin' ? actor.userId : null;
   const rows = await listDatabaseRows(sql, orgId, { ...opts, limit: opts.limit + 1, visibleTo });
   const page = rows.slice(0, opts.limit);
-  const creds = await listCredentials(sql, page.map((d) => d.id));
+  const creds = await listCredentials(
+    sql,
+    page.map((d) => d.id),
+  );
   return {
     items: page.map((db) => ({ db, credentials: creds.filter((c) => c.database_id === db.id) })),
     nextCursor: rows.length > opts.limit ? page[page.length - 1]!.id : null,

@@ -1,16 +1,23 @@
 import type { AdapterPool, ConnectionConfig, ParamValue, QueryResult } from '../adapters/types.ts';
 import type { Logger } from '../config/runtime.ts';
-import { AppError } from '../core/errors.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
-import { insertRequest, updateRequest } from '../store/query-requests.ts';
+import { insertRequest } from '../store/query-requests.ts';
 import type { Role } from '../store/users.ts';
 import { resolveTarget } from './access.ts';
-import { type AuditAttempt, type ReviewFacts, recordAttempt } from './audit.ts';
-import { classifyStatement, type StatementClass } from './classify.ts';
-import { connectionConfigFor, poolVersion } from './connections.ts';
+import { type ReviewFacts, recordAttempt } from './audit.ts';
+import { classifyStatement } from './classify.ts';
+import {
+  type AttemptBase,
+  DEFAULT_TIMEOUT_SECONDS,
+  deny,
+  executeGoverned,
+  originLimits,
+  QueryDeniedError,
+  settleRequest,
+} from './execute.ts';
 import type { RequestNotifier } from './notify.ts';
 import { encodeParams } from './params.ts';
 import { type BypassRequest, bypassRefusal } from './review-rules.ts';
@@ -115,30 +122,18 @@ export interface GovernanceDeps {
   notify?: RequestNotifier;
   policy?: GovernancePolicy;
 }
-
-/** Rows a person's query may return at most; the UI and API say when a result was cut. */
-export const HARD_MAX_ROWS = 10_000;
-export const DEFAULT_TIMEOUT_SECONDS = 30;
-
-/** A query the database ran and refused or failed; the message is the server's own, without secrets. */
-export class QueryFailedError extends AppError {
-  constructor(
-    readonly kind: 'connection' | 'query' | 'timeout',
-    message: string,
-  ) {
-    super(422, 'query-failed', 'Query failed', message);
-  }
-}
-
-/** A governance rule refused the query before it reached the database. */
-export class QueryDeniedError extends AppError {
-  constructor(reason: string) {
-    super(403, 'query-denied', 'Query denied', reason);
-  }
-}
-
-/** What the audit needs to know of an attempt before its outcome. */
-type AttemptBase = Omit<AuditAttempt, 'outcome'>;
+export {
+  type AttemptBase,
+  DEFAULT_TIMEOUT_SECONDS,
+  deny,
+  type Execution,
+  executeGoverned,
+  HARD_MAX_ROWS,
+  originLimits,
+  QueryDeniedError,
+  QueryFailedError,
+  settleRequest,
+} from './execute.ts';
 
 /**
  * The one governed-query pipeline (DESIGN.md): every origin — REST, dashboard, MCP,
@@ -271,147 +266,4 @@ export async function runGovernedQuery(
     credentialId: cred.id,
     reviewsRequired: cred.reviews_required,
   };
-}
-
-/** One query ready to run: target resolved, every rule before execution passed. */
-export interface Execution {
-  orgId: string;
-  actor: QueryActor;
-  origin: QueryOrigin;
-  db: DatabaseRow;
-  cred: CredentialRow;
-  statement: string;
-  params: ParamValue[];
-  classification: StatementClass;
-  maxRows: number;
-  timeoutSeconds: number;
-  review: ReviewFacts | null;
-}
-
-/**
- * Steps 4–6 of the pipeline: execute with bound parameters, the timeout and the row cap, and
- * audit the outcome. Direct queries and approved query requests both end here.
- */
-export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promise<GovernedOutcome> {
-  const base: AttemptBase = {
-    orgId: x.orgId,
-    actor: x.actor,
-    origin: x.origin,
-    databaseId: x.db.id,
-    credentialId: x.cred.id,
-    statement: x.statement,
-    params: x.params,
-    classification: x.classification,
-    review: x.review,
-  };
-  const t0 = performance.now();
-  let result: QueryResult;
-  try {
-    // data protection: rewrite before execute, redact after
-    const plan = { statement: x.statement, params: x.params, redact: (r: QueryResult): QueryResult => r };
-    const pool = deps.pools.acquire(
-      { databaseId: x.db.id, credentialId: x.cred.id, version: poolVersion(x.db, x.cred) },
-      () => connectionConfigFor(deps.keyring, x.db, x.cred),
-    );
-    const raw = await pool.execute(plan.statement, plan.params, {
-      maxRows: x.maxRows,
-      timeoutSeconds: x.timeoutSeconds,
-    });
-    result = plan.redact(raw);
-  } catch (err) {
-    const failure = asQueryFailed(err);
-    await recordAttempt(deps.sql, {
-      ...base,
-      // A governance refusal raised here (data protection) is a denial; anything else a failure.
-      outcome: failure instanceof QueryFailedError ? 'failed' : 'denied',
-      durationMs: performance.now() - t0,
-      detail: failure.message,
-    });
-    throw failure;
-  }
-  const audit = await recordAttempt(deps.sql, {
-    ...base,
-    outcome: 'allowed',
-    rowsReturned: result.num_rows,
-    durationMs: performance.now() - t0,
-  });
-  return {
-    status: 'executed',
-    result,
-    databaseId: x.db.id,
-    credentialId: x.cred.id,
-    requestId: x.review?.requestId ?? null,
-    auditId: audit.id,
-  };
-}
-
-/** Row cap for the origin; AI queries need opt-in on database and credential (SPEC.md 8) and must read. */
-export async function originLimits(
-  deps: GovernanceDeps,
-  q: Pick<GovernedQuery, 'orgId' | 'actor' | 'origin' | 'maxRows'>,
-  db: DatabaseRow,
-  cred: CredentialRow,
-  classification: StatementClass,
-): Promise<number> {
-  const maxRows = Math.min(q.maxRows ?? HARD_MAX_ROWS, HARD_MAX_ROWS);
-  if (q.origin !== 'ai') return maxRows;
-  if (!db.ai_enabled) throw new QueryDeniedError(`AI access is not enabled on database ${db.name}`);
-  if (!cred.ai_allowed) throw new QueryDeniedError(`the AI may not run as credential ${cred.username}`);
-  if (
-    classification === 'write' &&
-    !(await deps.policy?.aiMayWrite?.({ orgId: q.orgId, actor: q.actor, db, cred }))
-  ) {
-    throw new QueryDeniedError(
-      'AI-originated queries may only read; this statement writes or could not be parsed',
-    );
-  }
-  return Math.min(maxRows, db.ai_max_rows);
-}
-
-/** Runs a claimed request and records how it ended on the request row. */
-export async function settleRequest(
-  deps: GovernanceDeps,
-  requestId: string,
-  execute: () => Promise<GovernedOutcome>,
-): Promise<GovernedOutcome> {
-  try {
-    const outcome = await execute();
-    await updateRequest(deps.sql, requestId, {
-      status: 'executed',
-      result_command: outcome.result.command,
-      result_rows: outcome.result.num_rows,
-      executed_at: new Date(),
-    });
-    return outcome;
-  } catch (err) {
-    await updateRequest(deps.sql, requestId, {
-      status: 'failed',
-      error: err instanceof AppError ? err.detail : 'the query failed',
-      executed_at: new Date(),
-    });
-    throw err;
-  }
-}
-
-/** Audits a refused attempt, then throws the refusal. */
-export async function deny(deps: GovernanceDeps, attempt: AttemptBase, err: unknown): Promise<never> {
-  if (!(err instanceof AppError)) {
-    // Not a refusal but a fault of ours (e.g. the store): audited as failed, without its message.
-    await recordAttempt(deps.sql, {
-      ...attempt,
-      outcome: 'failed',
-      detail: 'internal error before execution',
-    });
-    throw err;
-  }
-  await recordAttempt(deps.sql, { ...attempt, outcome: 'denied', detail: err.detail });
-  throw err;
-}
-
-function asQueryFailed(err: unknown): AppError {
-  if (err instanceof AppError) return err;
-  const e = err as { kind?: string; message?: string };
-  const kind = e.kind === 'connection' || e.kind === 'timeout' ? e.kind : 'query';
-  // Adapter errors are already stripped of passwords and key material (adapters/errors.ts).
-  return new QueryFailedError(kind, e.message ?? 'the query failed');
 }

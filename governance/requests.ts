@@ -21,18 +21,16 @@ import { findUserById } from '../store/users.ts';
 import { canSee, resolveTarget } from './access.ts';
 import type { ReviewFacts } from './audit.ts';
 import { classifyStatement } from './classify.ts';
-import { decodeParams, encodeParams } from './params.ts';
 import {
   DEFAULT_TIMEOUT_SECONDS,
   deny,
   executeGoverned,
-  type GovernanceDeps,
-  type GovernedOutcome,
   originLimits,
-  type QueryActor,
   QueryDeniedError,
   settleRequest,
-} from './query.ts';
+} from './execute.ts';
+import { decodeParams, encodeParams } from './params.ts';
+import type { GovernanceDeps, GovernedOutcome, QueryActor } from './query.ts';
 import { type BypassRequest, bypassRefusal, validApprovers } from './review-rules.ts';
 
 /** A request with its reviews and the approvals that count right now. */
@@ -170,6 +168,7 @@ export async function reviewRequest(
       id: reviewId(),
       request_id: r.id,
       user_id: reviewer.userId,
+      via_api_key_id: reviewer.viaApiKeyId ?? null,
       revision: r.revision,
       body: input.body,
     };
@@ -200,14 +199,19 @@ export async function reviewRequest(
   if (runNow) {
     // Run-on-approval runs as the author, with every rule checked again as for a manual run.
     const author = await findUserById(deps.sql, request.author_user_id);
-    const runner: QueryActor =
-      author && !author.disabled_at
-        ? { kind: 'user', userId: author.id, role: author.role, ...aiClientOf(request) }
-        : { kind: 'user', userId: request.author_user_id, role: 'member' };
-    run = await executeRequest(deps, request, runner, null).then(
+    const active = author !== null && author.disabled_at === null;
+    const runner: QueryActor = {
+      kind: 'user',
+      userId: request.author_user_id,
+      role: author?.role ?? 'member',
+      ...aiClientOf(request),
+    };
+    run = await executeRequest(deps, request, runner, null, active).then(
       (o): RunReport => ({ status: 'executed', rows: o.result.num_rows }),
       (err: unknown): RunReport => {
-        const e = err as { status?: number; detail?: string };
+        const e = err as { status?: number; detail?: string; message?: string };
+        if (e.status === undefined)
+          deps.logger.error({ requestId: request.id, err: { message: e.message } }, 'run on approval failed');
         return {
           status: e.status === 403 || e.status === 404 ? 'denied' : 'failed',
           detail: e.detail ?? 'the query failed',
@@ -260,6 +264,7 @@ async function executeRequest(
   r: QueryRequestRow,
   runner: QueryActor,
   bypass: BypassRequest | null,
+  runnerActive = true,
 ): Promise<GovernedOutcome> {
   if (r.status !== 'pending' && r.status !== 'approved')
     throw conflict(`a ${r.status} query request cannot run`);
@@ -282,6 +287,9 @@ async function executeRequest(
     classification: r.classification,
     review: facts,
   };
+  // Run-on-approval runs for an author who is not here: they must still be an active user.
+  if (!runnerActive)
+    return deny(deps, attempt, new QueryDeniedError('the author is no longer an active user'));
   const { db, cred } = await resolveTarget(deps.sql, {
     orgId: r.org_id,
     actor: runner,

@@ -1,10 +1,9 @@
 // Access tokens: ES256 JWTs in the RFC 9068 profile, audience-bound to the MCP resource.
-import { createLocalJWKSet, errors as joseErrors, type JWTVerifyGetKey, jwtVerify, SignJWT } from 'jose';
+import { createLocalJWKSet, type JWTVerifyGetKey, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../config/env.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Tx } from '../store/db.ts';
-import { findClient, findGrant, type OAuthGrantRow, touchGrant } from '../store/oauth.ts';
-import { activeUser } from './authenticate.ts';
+import { findGrantCaller, type OAuthGrantRow, touchGrant } from '../store/oauth.ts';
 import { mcpResource } from './oauth-authorize.ts';
 import type { UserPrincipal } from './principal.ts';
 import { getSigningKey } from './signing-keys.ts';
@@ -22,7 +21,10 @@ export interface AccessClaims {
 }
 
 /** RFC 9068 §2.2 claims: iss, exp, aud, sub, client_id, iat, jti, scope (+ our grant id). */
-export async function signAccessToken(deps: AccessDeps, input: { grant: OAuthGrantRow; clientId: string }): Promise<string> {
+export async function signAccessToken(
+  deps: AccessDeps,
+  input: { grant: OAuthGrantRow; clientId: string },
+): Promise<string> {
   const key = await getSigningKey(deps);
   return new SignJWT({ client_id: input.clientId, scope: input.grant.scope, grant_id: input.grant.id })
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: ACCESS_TOKEN_TYP })
@@ -66,7 +68,12 @@ export async function readAccessToken(
       ...(options.allowExpired ? { currentDate: new Date(0) } : {}),
     });
     const { sub, client_id, grant_id, scope } = payload;
-    if (typeof sub !== 'string' || typeof client_id !== 'string' || typeof grant_id !== 'string' || typeof scope !== 'string') {
+    if (
+      typeof sub !== 'string' ||
+      typeof client_id !== 'string' ||
+      typeof grant_id !== 'string' ||
+      typeof scope !== 'string'
+    ) {
       return null;
     }
     return { sub, client_id, grant_id, scope };
@@ -91,12 +98,21 @@ export interface OAuthCaller {
 export async function authenticateAccessToken(deps: AccessDeps, token: string): Promise<OAuthCaller | null> {
   const claims = await readAccessToken(deps, token);
   if (!claims) return null;
-  const grant = await findGrant(deps.sql, claims.grant_id);
-  if (!grant || grant.revoked_at !== null || grant.user_id !== claims.sub || grant.client_id !== claims.client_id) return null;
-  const principal = await activeUser(deps.sql, grant.user_id, 'oauth', grant.id);
-  if (!principal) return null;
-  const client = await findClient(deps.sql, grant.client_id);
-  if (!client) return null;
-  await touchGrant(deps.sql, grant.id);
-  return { principal, client: { id: client.id, name: client.client_name }, scopes: claims.scope.split(' ') };
+  const row = await findGrantCaller(deps.sql, claims.grant_id);
+  if (!row || row.revoked_at !== null || row.user_id !== claims.sub || row.client_id !== claims.client_id)
+    return null;
+  // A disabled user's credentials stop working on their next request (identity/authenticate.ts).
+  if (row.disabled_at !== null) return null;
+  if (row.last_used_at === null || Date.now() - row.last_used_at.getTime() > 60_000)
+    await touchGrant(deps.sql, row.grant_id);
+  const principal: UserPrincipal = {
+    kind: 'user',
+    orgId: row.org_id,
+    userId: row.user_id,
+    email: row.email,
+    role: row.role,
+    via: 'oauth',
+    credentialId: row.grant_id,
+  };
+  return { principal, client: { id: row.client_id, name: row.client_name }, scopes: claims.scope.split(' ') };
 }

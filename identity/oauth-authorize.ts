@@ -119,7 +119,8 @@ function checkResponseType(client: OAuthClientRow, p: Params): void {
   if (type === null) throw new InvalidRequest('response_type is required');
   // OAuth 2.1 §4.1.1: only the authorization code flow; the implicit grant is gone.
   if (type !== 'code') throw new UnsupportedResponseType('only response_type=code is supported');
-  if (!client.response_types.includes('code')) throw new UnauthorizedClient('the client did not register response type code');
+  if (!client.response_types.includes('code'))
+    throw new UnauthorizedClient('the client did not register response type code');
 }
 
 /**
@@ -133,7 +134,8 @@ function checkPkce(p: Params): string {
   if (challenge === null) throw new InvalidRequest('code_challenge is required (PKCE, S256)');
   if (method !== 'S256') throw new InvalidRequest('code_challenge_method must be S256');
   // RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is 43 characters.
-  if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw new InvalidRequest('code_challenge is not a S256 challenge');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(challenge))
+    throw new InvalidRequest('code_challenge is not a S256 challenge');
   return challenge;
 }
 
@@ -142,7 +144,8 @@ function checkScope(client: OAuthClientRow, p: Params): string {
   const asked = (p.get('scope') ?? client.scope).split(' ').filter(Boolean);
   const allowed = new Set(client.scope.split(' '));
   const bad = asked.find((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s) || !allowed.has(s));
-  if (bad !== undefined) throw new InvalidScope(`scope ${JSON.stringify(bad)} is not available to this client`);
+  if (bad !== undefined)
+    throw new InvalidScope(`scope ${JSON.stringify(bad)} is not available to this client`);
   return asked.length > 0 ? [...new Set(asked)].join(' ') : client.scope;
 }
 
@@ -199,14 +202,22 @@ export async function approve(deps: Deps, userId: string, req: AuthorizationRequ
 
 /** The user said no (RFC 6749 §4.1.2.1 access_denied). */
 export function deny(deps: Deps, req: AuthorizationRequest): string {
-  return redirectTo(req.redirectUri, { error: 'access_denied', error_description: 'the user denied access', state: req.state }, deps.config.baseUrl);
+  return redirectTo(
+    req.redirectUri,
+    { error: 'access_denied', error_description: 'the user denied access', state: req.state },
+    deps.config.baseUrl,
+  );
 }
 
 /**
  * Builds a redirect to the client. RFC 9207 §2: every authorization response, success or
  * error, carries `iss`, so a client talking to several servers can tell which one answered.
  */
-export function redirectTo(redirectUri: string, params: Record<string, string | null>, issuer: string): string {
+export function redirectTo(
+  redirectUri: string,
+  params: Record<string, string | null>,
+  issuer: string,
+): string {
   const url = new URL(redirectUri);
   for (const [key, value] of Object.entries(params)) if (value !== null) url.searchParams.set(key, value);
   url.searchParams.set('iss', issuer);

@@ -11,7 +11,14 @@ export const SUPPORTED_SCOPES = ['mcp'] as const;
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
 export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 const CLIENT_SECRET_KIND = 'csocs';
-const EXTRA_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'software_id', 'software_version'] as const;
+const EXTRA_FIELDS = [
+  'client_uri',
+  'logo_uri',
+  'tos_uri',
+  'policy_uri',
+  'software_id',
+  'software_version',
+] as const;
 
 /** Registrations allowed per address and overall in a window (kept in the store: no memory state). */
 export const REGISTRATION_LIMITS = { windowSeconds: 600, perAddress: 30, overall: 1000 } as const;
@@ -61,7 +68,13 @@ export async function registerClient(
 
 type CheckedMetadata = Pick<
   OAuthClientRow,
-  'client_name' | 'redirect_uris' | 'grant_types' | 'response_types' | 'token_endpoint_auth_method' | 'scope' | 'extra'
+  | 'client_name'
+  | 'redirect_uris'
+  | 'grant_types'
+  | 'response_types'
+  | 'token_endpoint_auth_method'
+  | 'scope'
+  | 'extra'
 >;
 
 /** RFC 7591 §2 field rules, with the defaults a client that omits a field gets. */
@@ -84,7 +97,8 @@ export function checkMetadata(raw: unknown): CheckedMetadata {
   const badGrant = grantTypes.find((g) => !(GRANT_TYPES as readonly string[]).includes(g));
   if (badGrant) throw new InvalidClientMetadata(`grant type ${JSON.stringify(badGrant)} is not supported`);
   const responseTypes = stringArray(m.response_types, 'response_types') ?? ['code'];
-  if (responseTypes.some((r) => r !== 'code')) throw new InvalidClientMetadata('only response type "code" is supported');
+  if (responseTypes.some((r) => r !== 'code'))
+    throw new InvalidClientMetadata('only response type "code" is supported');
   // RFC 7591 §2.1: grant_types and response_types must agree.
   if (grantTypes.includes('authorization_code') !== responseTypes.includes('code')) {
     throw new InvalidClientMetadata('grant type authorization_code and response type code go together');
@@ -94,11 +108,17 @@ export function checkMetadata(raw: unknown): CheckedMetadata {
   if (typeof method !== 'string' || !(AUTH_METHODS as readonly string[]).includes(method)) {
     throw new InvalidClientMetadata(`token_endpoint_auth_method must be one of ${AUTH_METHODS.join(', ')}`);
   }
-  if (m.scope !== undefined && typeof m.scope !== 'string') throw new InvalidClientMetadata('scope must be a string');
+  if (m.scope !== undefined && typeof m.scope !== 'string')
+    throw new InvalidClientMetadata('scope must be a string');
   // RFC 7591 §2: the server may replace the requested scope; unsupported values are dropped and
   // an empty result becomes the MCP scope, so clients asking for e.g. "openid mcp" still connect.
-  const scopes = (m.scope ?? '').split(' ').filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s));
-  const name = typeof m.client_name === 'string' && m.client_name.trim() !== '' ? m.client_name.trim() : 'Unnamed client';
+  const scopes = (m.scope ?? '')
+    .split(' ')
+    .filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s));
+  const name =
+    typeof m.client_name === 'string' && m.client_name.trim() !== ''
+      ? m.client_name.trim()
+      : 'Unnamed client';
   const extra: Record<string, string> = {};
   for (const field of EXTRA_FIELDS) {
     const value = m[field];
@@ -153,12 +173,18 @@ export async function authenticateClient(sql: Tx, creds: ClientCredentials): Pro
   if (!client) throw new InvalidClient('client authentication failed', 'unknown client');
   if (client.secret_hash === null) {
     // A public client has no secret to present; one sending a secret is confused, not stronger.
-    if (secret !== undefined && secret !== '') throw new InvalidClient('client authentication failed', 'public client sent a secret');
+    if (secret !== undefined && secret !== '')
+      throw new InvalidClient('client authentication failed', 'public client sent a secret');
     return client;
   }
   // Secrets carry the client id (csocs_<ulid>_…); a secret of another shape cannot match.
   const parsed = secret ? parseSecret(secret) : null;
-  if (!secret || !parsed || parsed.kind !== CLIENT_SECRET_KIND || !secretMatches(secret, client.secret_hash)) {
+  if (
+    !secret ||
+    !parsed ||
+    parsed.kind !== CLIENT_SECRET_KIND ||
+    !secretMatches(secret, client.secret_hash)
+  ) {
     throw new InvalidClient('client authentication failed', 'wrong or missing client secret');
   }
   return client;

@@ -1,6 +1,12 @@
 // The user's view of their connected AI clients (grants).
 import type { Tx } from '../store/db.ts';
-import { type ConnectedClient, deleteConsent, findGrant, listUserGrants, revokeUserGrant } from '../store/oauth.ts';
+import {
+  type ConnectedClient,
+  deleteConsent,
+  findGrant,
+  listUserGrants,
+  revokeUserGrant,
+} from '../store/oauth.ts';
 
 /** Active grants of a user, newest first, with the client's name. */
 export function listConnectedClients(sql: Tx, userId: string): Promise<ConnectedClient[]> {

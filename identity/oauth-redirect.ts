@@ -2,7 +2,17 @@
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 // Schemes a browser would execute or read locally instead of handing to an application.
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'ftp:', 'ws:', 'wss:']);
+const FORBIDDEN_SCHEMES = new Set([
+  'javascript:',
+  'data:',
+  'file:',
+  'vbscript:',
+  'about:',
+  'blob:',
+  'ftp:',
+  'ws:',
+  'wss:',
+]);
 
 /** Why a redirect URI cannot be registered, or null when it can. */
 export function redirectUriProblem(value: string): string | null {

@@ -2,7 +2,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config/env.ts';
 import type { Keyring } from '../store/crypto.ts';
-import type { Sql } from '../store/db.ts';
+import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import {
   consumeCode,
@@ -18,9 +18,17 @@ import {
   setCodeGrant,
 } from '../store/oauth.ts';
 import { mintSecret, parseSecret, secretMatches } from '../store/secrets.ts';
+import { findUserById } from '../store/users.ts';
 import { readAccessToken, signAccessToken } from './oauth-access.ts';
 import { CODE_KIND, s256, sameResource } from './oauth-authorize.ts';
-import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, type OAuthError, UnauthorizedClient } from './oauth-errors.ts';
+import {
+  InvalidGrant,
+  InvalidRequest,
+  InvalidScope,
+  InvalidTarget,
+  type OAuthError,
+  UnauthorizedClient,
+} from './oauth-errors.ts';
 
 export const REFRESH_KIND = 'csort';
 
@@ -44,37 +52,49 @@ export interface TokenResponse {
 export async function exchangeCode(
   deps: TokenDeps,
   client: OAuthClientRow,
-  input: { code?: string | undefined; redirectUri?: string | undefined; codeVerifier?: string | undefined; resource?: string | undefined },
+  input: {
+    code?: string | undefined;
+    redirectUri?: string | undefined;
+    codeVerifier?: string | undefined;
+    resource?: string | undefined;
+  },
 ): Promise<TokenResponse> {
   if (!input.code) throw new InvalidRequest('code is required');
   if (!input.codeVerifier) throw new InvalidRequest('code_verifier is required (PKCE)');
   const parsed = parseSecret(input.code);
   if (!parsed || parsed.kind !== CODE_KIND) throw new InvalidGrant('the code is invalid', 'malformed code');
   const codeId = `ocd_${parsed.ulid}`;
-  const outcome = await deps.sql.begin(async (tx): Promise<{ error: OAuthError } | { grant: OAuthGrantRow }> => {
-    const code = await consumeCode(tx, codeId);
-    if (!code) {
-      const used = await findCode(tx, codeId);
-      if (used?.used_at && secretMatches(input.code!, used.code_hash) && used.grant_id) {
-        await revokeGrant(tx, used.grant_id, 'authorization code replayed');
+  const outcome = await deps.sql.begin(
+    async (tx): Promise<{ error: OAuthError } | { grant: OAuthGrantRow }> => {
+      const code = await consumeCode(tx, codeId);
+      if (!code) {
+        const used = await findCode(tx, codeId);
+        if (used?.used_at && secretMatches(input.code!, used.code_hash) && used.grant_id) {
+          await revokeGrant(tx, used.grant_id, 'authorization code replayed');
+        }
+        return {
+          error: new InvalidGrant('the code is invalid, expired or already used', 'code replay or unknown'),
+        };
       }
-      return { error: new InvalidGrant('the code is invalid, expired or already used', 'code replay or unknown') };
-    }
-    const problem = codeProblem(code, client, input);
-    if (problem) return { error: problem };
-    if (!client.grant_types.includes('authorization_code')) {
-      return { error: new UnauthorizedClient('the client did not register the authorization_code grant') };
-    }
-    const grant = await insertGrant(tx, {
-      id: newId('ogr'),
-      client_id: client.id,
-      user_id: code.user_id,
-      scope: code.scope,
-      resource: code.resource,
-    });
-    await setCodeGrant(tx, code.id, grant.id);
-    return { grant };
-  });
+      const problem = codeProblem(code, client, input);
+      if (problem) return { error: problem };
+      if (!(await userActive(tx, code.user_id))) {
+        return { error: new InvalidGrant('the user can no longer sign in', 'user disabled') };
+      }
+      if (!client.grant_types.includes('authorization_code')) {
+        return { error: new UnauthorizedClient('the client did not register the authorization_code grant') };
+      }
+      const grant = await insertGrant(tx, {
+        id: newId('ogr'),
+        client_id: client.id,
+        user_id: code.user_id,
+        scope: code.scope,
+        resource: code.resource,
+      });
+      await setCodeGrant(tx, code.id, grant.id);
+      return { grant };
+    },
+  );
   if ('error' in outcome) throw outcome.error;
   return issueTokens(deps, client, outcome.grant, null);
 }
@@ -82,15 +102,22 @@ export async function exchangeCode(
 function codeProblem(
   code: Awaited<ReturnType<typeof findCode>> & object,
   client: OAuthClientRow,
-  input: { code?: string | undefined; redirectUri?: string | undefined; codeVerifier?: string | undefined; resource?: string | undefined },
+  input: {
+    code?: string | undefined;
+    redirectUri?: string | undefined;
+    codeVerifier?: string | undefined;
+    resource?: string | undefined;
+  },
 ): OAuthError | null {
-  const invalid = (reason: string) => new InvalidGrant('the code is invalid, expired or already used', reason);
+  const invalid = (reason: string) =>
+    new InvalidGrant('the code is invalid, expired or already used', reason);
   if (!secretMatches(input.code!, code.code_hash)) return invalid('code secret mismatch');
   if (code.expires_at.getTime() <= Date.now()) return invalid('code expired');
   // RFC 6749 §4.1.3: the code was issued to this client.
   if (code.client_id !== client.id) return invalid('code issued to another client');
   // OAuth 2.1 §4.1.3: redirect_uri must be identical to the one in the authorization request.
-  if (input.redirectUri !== undefined && input.redirectUri !== code.redirect_uri) return invalid('redirect_uri differs');
+  if (input.redirectUri !== undefined && input.redirectUri !== code.redirect_uri)
+    return invalid('redirect_uri differs');
   // RFC 7636 §4.6: the verifier must hash to the challenge (compared in constant time).
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(input.codeVerifier!)) return invalid('malformed code_verifier');
   const a = Buffer.from(s256(input.codeVerifier!));
@@ -117,7 +144,8 @@ export async function refreshGrant(
   input: { refreshToken?: string | undefined; scope?: string | undefined; resource?: string | undefined },
 ): Promise<TokenResponse> {
   if (!input.refreshToken) throw new InvalidRequest('refresh_token is required');
-  const invalid = (reason: string) => new InvalidGrant('the refresh token is invalid, expired or revoked', reason);
+  const invalid = (reason: string) =>
+    new InvalidGrant('the refresh token is invalid, expired or revoked', reason);
   const parsed = parseSecret(input.refreshToken);
   if (!parsed || parsed.kind !== REFRESH_KIND) throw invalid('malformed refresh token');
   const row = await findRefreshToken(deps.sql, `ort_${parsed.ulid}`);
@@ -126,8 +154,11 @@ export async function refreshGrant(
   if (!grant || grant.revoked_at !== null) throw invalid('grant revoked');
   // RFC 6749 §6: the refresh token was issued to the authenticated client.
   if (grant.client_id !== client.id) throw invalid('refresh token of another client');
-  if (!client.grant_types.includes('refresh_token')) throw new UnauthorizedClient('the client did not register the refresh_token grant');
+  if (!client.grant_types.includes('refresh_token'))
+    throw new UnauthorizedClient('the client did not register the refresh_token grant');
   if (row.expires_at.getTime() <= Date.now()) throw invalid('refresh token expired');
+  // A disabled user's grants stay on record but issue nothing (their MCP requests fail too).
+  if (!(await userActive(deps.sql, grant.user_id))) throw invalid('user disabled');
   if (!(await markRotated(deps.sql, row.id))) {
     const rotatedAt = (await findRefreshToken(deps.sql, row.id))?.rotated_at ?? new Date(0);
     if (Date.now() - rotatedAt.getTime() > deps.config.oauth.refreshGraceSeconds * 1000) {
@@ -138,11 +169,17 @@ export async function refreshGrant(
   // RFC 6749 §6: a narrower scope may be asked for, never a wider one.
   const scope = input.scope ?? grant.scope;
   const granted = new Set(grant.scope.split(' '));
-  if (!scope.split(' ').every((s) => granted.has(s))) throw new InvalidScope('the scope exceeds what was granted');
+  if (!scope.split(' ').every((s) => granted.has(s)))
+    throw new InvalidScope('the scope exceeds what was granted');
   if (input.resource !== undefined && !sameResource(input.resource, grant.resource)) {
     throw new InvalidTarget('the resource differs from the one authorized');
   }
   return issueTokens(deps, client, { ...grant, scope }, row.id);
+}
+
+async function userActive(sql: Tx, userId: string): Promise<boolean> {
+  const user = await findUserById(sql, userId);
+  return user !== null && user.disabled_at === null;
 }
 
 async function issueTokens(

@@ -6,7 +6,13 @@ import type { Config } from '../config/env.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
-import { deleteSsoConfig, findSsoConfig, listEnabledSso, type SsoConfigRow, upsertSsoConfig } from '../store/sso.ts';
+import {
+  deleteSsoConfig,
+  findSsoConfig,
+  listEnabledSso,
+  type SsoConfigRow,
+  upsertSsoConfig,
+} from '../store/sso.ts';
 import { findUserByEmail } from '../store/users.ts';
 import { createUser, startSession } from './manage.ts';
 
@@ -18,7 +24,10 @@ const LOGIN_SECONDS = 600;
 
 /** Why an SSO sign-in failed, written for the person at the browser (never a secret). */
 export class SsoError extends Error {
-  constructor(readonly userMessage: string, readonly reason: string = userMessage) {
+  constructor(
+    readonly userMessage: string,
+    readonly reason: string = userMessage,
+  ) {
     super(userMessage);
     this.name = 'SsoError';
   }
@@ -66,17 +75,26 @@ interface Relying {
 async function relyingParty(deps: SsoDeps, cfg: SsoConfigRow): Promise<Relying> {
   const issuer = new URL(cfg.issuer);
   // Plain http only for an identity provider on the loopback interface (development, tests).
-  const insecure = issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
+  const insecure =
+    issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
   const options = insecure ? { [oauth.allowInsecureRequests]: true } : {};
   let as: oauth.AuthorizationServer;
   try {
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...options, algorithm: 'oidc' }));
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { ...options, algorithm: 'oidc' }),
+    );
   } catch (err) {
-    throw new SsoError('The identity provider could not be reached.', `discovery failed: ${(err as Error).message}`);
+    throw new SsoError(
+      'The identity provider could not be reached.',
+      `discovery failed: ${(err as Error).message}`,
+    );
   }
   const secret = deps.keyring.decrypt(cfg.client_secret_enc, `sso:${cfg.org_id}`);
   const methods = as.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
-  const auth = methods.includes('client_secret_basic') ? oauth.ClientSecretBasic(secret) : oauth.ClientSecretPost(secret);
+  const auth = methods.includes('client_secret_basic')
+    ? oauth.ClientSecretBasic(secret)
+    : oauth.ClientSecretPost(secret);
   return { as, client: { client_id: cfg.client_id }, auth, options };
 }
 
@@ -90,11 +108,16 @@ interface PendingLogin {
 }
 
 /** Starts a sign-in: the IdP URL to send the browser to and the sealed state for the cookie. */
-export async function startSsoLogin(deps: SsoDeps, orgId: string, next: string): Promise<{ url: string; cookie: string }> {
+export async function startSsoLogin(
+  deps: SsoDeps,
+  orgId: string,
+  next: string,
+): Promise<{ url: string; cookie: string }> {
   const cfg = await findSsoConfig(deps.sql, orgId);
   if (!cfg?.enabled) throw new SsoError('Single sign-on is not set up for this organization.');
   const rp = await relyingParty(deps, cfg);
-  if (!rp.as.authorization_endpoint) throw new SsoError('The identity provider has no authorization endpoint.');
+  if (!rp.as.authorization_endpoint)
+    throw new SsoError('The identity provider has no authorization endpoint.');
   const pending: PendingLogin = {
     orgId,
     verifier: oauth.generateRandomCodeVerifier(),
@@ -182,12 +205,20 @@ async function userFor(deps: SsoDeps, cfg: SsoConfigRow, claims: Record<string, 
   }
   const user = await findUserByEmail(deps.sql, email);
   if (user) {
-    if (user.org_id !== cfg.org_id) throw new SsoError('This account belongs to another organization.', 'email in another org');
+    if (user.org_id !== cfg.org_id)
+      throw new SsoError('This account belongs to another organization.', 'email in another org');
     if (user.disabled_at !== null) throw new SsoError('This account is disabled.', 'user disabled');
     return user.id;
   }
-  if (!cfg.provision_role) throw new SsoError('You do not have an account here yet; ask an administrator.', 'not provisioned');
+  if (!cfg.provision_role)
+    throw new SsoError('You do not have an account here yet; ask an administrator.', 'not provisioned');
   const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : '';
-  const created = await createUser(deps.sql, { orgId: cfg.org_id, email, name, role: cfg.provision_role, password: null });
+  const created = await createUser(deps.sql, {
+    orgId: cfg.org_id,
+    email,
+    name,
+    role: cfg.provision_role,
+    password: null,
+  });
   return created.id;
 }

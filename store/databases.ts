@@ -75,13 +75,22 @@ const CREDENTIAL_COLUMNS = [
   'default_credential',
 ] as const satisfies readonly (keyof CredentialFields)[];
 
-export async function insertDatabase(sql: Tx, id: string, orgId: string, fields: DatabaseFields): Promise<DatabaseRow> {
+export async function insertDatabase(
+  sql: Tx,
+  id: string,
+  orgId: string,
+  fields: DatabaseFields,
+): Promise<DatabaseRow> {
   const row = { id, org_id: orgId, ...fields };
   const [out] = await sql<DatabaseRow[]>`insert into databases ${sql(row)} returning *`;
   return out!;
 }
 
-export async function updateDatabase(sql: Tx, id: string, fields: Partial<DatabaseFields>): Promise<DatabaseRow> {
+export async function updateDatabase(
+  sql: Tx,
+  id: string,
+  fields: Partial<DatabaseFields>,
+): Promise<DatabaseRow> {
   const columns = DATABASE_COLUMNS.filter((c) => c in fields);
   const [out] = columns.length
     ? await sql<DatabaseRow[]>`
@@ -95,8 +104,14 @@ export async function findDatabase(sql: Tx, orgId: string, id: string): Promise<
   return row ?? null;
 }
 
-export async function findDatabaseByApiId(sql: Tx, orgId: string, apiId: string): Promise<DatabaseRow | null> {
-  const [row] = await sql<DatabaseRow[]>`select * from databases where api_id = ${apiId} and org_id = ${orgId}`;
+export async function findDatabaseByApiId(
+  sql: Tx,
+  orgId: string,
+  apiId: string,
+): Promise<DatabaseRow | null> {
+  const [row] = await sql<
+    DatabaseRow[]
+  >`select * from databases where api_id = ${apiId} and org_id = ${orgId}`;
   return row ?? null;
 }
 
@@ -132,14 +147,20 @@ export async function listCredentials(sql: Tx, databaseIds: string[]): Promise<C
     select * from credentials where database_id in ${sql(databaseIds)} order by database_id, created_at, id`;
 }
 
-export async function findCredentialByUsername(sql: Tx, databaseId: string, username: string): Promise<CredentialRow | null> {
+export async function findCredentialByUsername(
+  sql: Tx,
+  databaseId: string,
+  username: string,
+): Promise<CredentialRow | null> {
   const [row] = await sql<CredentialRow[]>`
     select * from credentials where database_id = ${databaseId} and username = ${username}`;
   return row ?? null;
 }
 
 export async function findCredential(sql: Tx, databaseId: string, id: string): Promise<CredentialRow | null> {
-  const [row] = await sql<CredentialRow[]>`select * from credentials where database_id = ${databaseId} and id = ${id}`;
+  const [row] = await sql<
+    CredentialRow[]
+  >`select * from credentials where database_id = ${databaseId} and id = ${id}`;
   return row ?? null;
 }
 
@@ -155,7 +176,11 @@ export async function insertCredential(
   return out!;
 }
 
-export async function updateCredential(sql: Tx, id: string, fields: Partial<CredentialFields>): Promise<CredentialRow> {
+export async function updateCredential(
+  sql: Tx,
+  id: string,
+  fields: Partial<CredentialFields>,
+): Promise<CredentialRow> {
   const columns = CREDENTIAL_COLUMNS.filter((c) => c in fields);
   const [out] = columns.length
     ? await sql<CredentialRow[]>`
@@ -169,6 +194,7 @@ export async function deleteCredential(sql: Tx, id: string): Promise<void> {
 }
 
 export async function hasGrant(sql: Tx, databaseId: string, userId: string): Promise<boolean> {
-  const rows = await sql`select 1 from database_grants where database_id = ${databaseId} and user_id = ${userId}`;
+  const rows =
+    await sql`select 1 from database_grants where database_id = ${databaseId} and user_id = ${userId}`;
   return rows.length > 0;
 }

@@ -1,3 +1,4 @@
+import type { CredentialRow, DatabaseRow } from './databases.ts';
 import type { Tx } from './db.ts';
 
 /** Access to a restrict_access database for one user (store/migrations/0002_databases.sql). */
@@ -43,3 +44,76 @@ export async function deleteGrant(sql: Tx, databaseId: string, userId: string): 
     delete from database_grants where database_id = ${databaseId} and user_id = ${userId} returning *`;
   return row ?? null;
 }
+
+/** What access needs of one database, in one round trip (governance/access.ts resolveTarget). */
+export interface AccessTarget {
+  db: DatabaseRow;
+  /** The credential asked for, else the default one; null when there is none. */
+  cred: CredentialRow | null;
+  /** Whether `userId` holds a grant (true when no user was given). */
+  granted: boolean;
+}
+
+/**
+ * The database of the organization, the credential (by id, else the default one) and the
+ * user's grant, joined in one statement: the pipeline's access check costs one round trip.
+ */
+export async function findAccessTarget(
+  sql: Tx,
+  q: { orgId: string; databaseId: string; credentialId: string | null; userId: string | null },
+): Promise<AccessTarget | null> {
+  const [row] = await sql<Array<DatabaseRow & CredentialColumns & { granted: boolean }>>`
+    select d.*,
+      c.id as cred_id, c.database_id as cred_database_id, c.username as cred_username,
+      c.password_enc as cred_password_enc, c.hostname as cred_hostname, c.ai_allowed as cred_ai_allowed,
+      c.timeout as cred_timeout, c.reviews_required as cred_reviews_required,
+      c.default_credential as cred_default_credential, c.created_at as cred_created_at,
+      c.updated_at as cred_updated_at,
+      ${
+        q.userId
+          ? sql`exists (select 1 from database_grants g where g.database_id = d.id and g.user_id = ${q.userId})`
+          : sql`true`
+      } as granted
+    from databases d
+    left join credentials c on c.database_id = d.id
+      and ${q.credentialId ? sql`c.id = ${q.credentialId}` : sql`c.default_credential`}
+    where d.id = ${q.databaseId} and d.org_id = ${q.orgId}`;
+  if (!row) return null;
+  const {
+    cred_id,
+    cred_database_id,
+    cred_username,
+    cred_password_enc,
+    cred_hostname,
+    cred_ai_allowed,
+    cred_timeout,
+    cred_reviews_required,
+    cred_default_credential,
+    cred_created_at,
+    cred_updated_at,
+    granted,
+    ...db
+  } = row;
+  const cred: CredentialRow | null =
+    cred_id === null
+      ? null
+      : {
+          id: cred_id,
+          database_id: cred_database_id!,
+          username: cred_username!,
+          password_enc: cred_password_enc!,
+          hostname: cred_hostname,
+          ai_allowed: cred_ai_allowed!,
+          timeout: cred_timeout,
+          reviews_required: cred_reviews_required!,
+          default_credential: cred_default_credential!,
+          created_at: cred_created_at!,
+          updated_at: cred_updated_at!,
+        };
+  return { db, cred, granted };
+}
+
+/** The credential's columns as the access query names them (null when no credential matched). */
+type CredentialColumns = {
+  [K in keyof CredentialRow as `cred_${K}`]: CredentialRow[K] | null;
+};

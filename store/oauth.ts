@@ -1,4 +1,5 @@
 import type { Tx } from './db.ts';
+import type { Role } from './users.ts';
 
 /** A registered OAuth client (RFC 7591); `secret_hash` is null for public clients. */
 export interface OAuthClientRow {
@@ -53,7 +54,10 @@ export interface RefreshTokenRow {
   created_at: Date;
 }
 
-export async function insertClient(sql: Tx, row: Omit<OAuthClientRow, 'created_at'>): Promise<OAuthClientRow> {
+export async function insertClient(
+  sql: Tx,
+  row: Omit<OAuthClientRow, 'created_at'>,
+): Promise<OAuthClientRow> {
   const [out] = await sql<OAuthClientRow[]>`
     insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types,
       token_endpoint_auth_method, scope, extra, secret_hash, secret_expires_at, registered_from)
@@ -77,7 +81,10 @@ export async function countRegistrations(sql: Tx, from: string | null, since: Da
   return row!.n;
 }
 
-export async function insertCode(sql: Tx, row: Omit<OAuthCodeRow, 'used_at' | 'grant_id' | 'created_at'>): Promise<void> {
+export async function insertCode(
+  sql: Tx,
+  row: Omit<OAuthCodeRow, 'used_at' | 'grant_id' | 'created_at'>,
+): Promise<void> {
   await sql`
     insert into oauth_codes (id, code_hash, client_id, user_id, redirect_uri, code_challenge, scope, resource, expires_at)
     values (${row.id}, ${row.code_hash}, ${row.client_id}, ${row.user_id}, ${row.redirect_uri},
@@ -131,6 +138,31 @@ export async function revokeUserGrant(sql: Tx, userId: string, id: string): Prom
   return rows.length > 0;
 }
 
+/** A grant with what authenticating an MCP request needs of its client and user, in one query. */
+export interface GrantCallerRow {
+  grant_id: string;
+  user_id: string;
+  client_id: string;
+  client_name: string;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  org_id: string;
+  email: string;
+  role: Role;
+  disabled_at: Date | null;
+}
+
+export async function findGrantCaller(sql: Tx, grantId: string): Promise<GrantCallerRow | null> {
+  const [row] = await sql<GrantCallerRow[]>`
+    select g.id as grant_id, g.user_id, g.client_id, c.client_name, g.revoked_at, g.last_used_at,
+      u.org_id, u.email, u.role, u.disabled_at
+    from oauth_grants g
+      join oauth_clients c on c.id = g.client_id
+      join users u on u.id = g.user_id
+    where g.id = ${grantId}`;
+  return row ?? null;
+}
+
 /** Records use at most once a minute, so a busy client does not write on every request. */
 export async function touchGrant(sql: Tx, id: string): Promise<void> {
   await sql`
@@ -177,7 +209,11 @@ export async function markRotated(sql: Tx, id: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-export async function findConsent(sql: Tx, userId: string, clientId: string): Promise<{ scope: string } | null> {
+export async function findConsent(
+  sql: Tx,
+  userId: string,
+  clientId: string,
+): Promise<{ scope: string } | null> {
   const [row] = await sql<{ scope: string }[]>`
     select scope from oauth_consents where user_id = ${userId} and client_id = ${clientId}`;
   return row ?? null;

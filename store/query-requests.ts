@@ -43,6 +43,7 @@ export interface ReviewRow {
   id: string;
   request_id: string;
   user_id: string;
+  via_api_key_id: string | null;
   revision: number;
   verdict: 'approve' | 'reject' | 'comment';
   body: string;

@@ -15,7 +15,10 @@ export interface SsoConfigRow {
 
 export async function upsertSsoConfig(
   sql: Tx,
-  row: Pick<SsoConfigRow, 'org_id' | 'id' | 'issuer' | 'client_id' | 'client_secret_enc' | 'provision_role' | 'enabled'>,
+  row: Pick<
+    SsoConfigRow,
+    'org_id' | 'id' | 'issuer' | 'client_id' | 'client_secret_enc' | 'provision_role' | 'enabled'
+  >,
 ): Promise<SsoConfigRow> {
   const [out] = await sql<SsoConfigRow[]>`
     insert into sso_configs (org_id, id, issuer, client_id, client_secret_enc, provision_role, enabled)

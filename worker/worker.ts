@@ -28,7 +28,9 @@ export async function startWorker(
     namespace: deps.config.temporalNamespace,
     taskQueue: deps.config.temporalTaskQueue,
     // Tests pass the bundle their global setup built once; processes bundle at start.
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(deps),
     shutdownGraceTime: '30 seconds',
   });

@@ -28,10 +28,12 @@ export async function authenticateMcp(
   const base = deps.config.baseUrl;
   // RFC 6750 §2.1: the header form only (bearer_methods_supported: ["header"]).
   const m = authorization ? /^Bearer\s+([A-Za-z0-9._~+/-]+=*)$/i.exec(authorization) : null;
-  if (!m) return { status: 401, challenge: bearerChallenge(base, authorization ? 'invalid_token' : undefined) };
+  if (!m)
+    return { status: 401, challenge: bearerChallenge(base, authorization ? 'invalid_token' : undefined) };
   const caller = await authenticateAccessToken(deps, m[1]!);
   if (!caller) return { status: 401, challenge: bearerChallenge(base, 'invalid_token') };
   // RFC 6750 §3.1: a valid token without the needed scope is 403 insufficient_scope.
-  if (!caller.scopes.includes('mcp')) return { status: 403, challenge: bearerChallenge(base, 'insufficient_scope') };
+  if (!caller.scopes.includes('mcp'))
+    return { status: 403, challenge: bearerChallenge(base, 'insufficient_scope') };
   return caller;
 }

@@ -6,7 +6,12 @@ import { recordAttempt } from '../../governance/audit.ts';
 import { connectionConfigFor, poolVersion } from '../../governance/connections.ts';
 import { type QueryActor, QueryDeniedError, resolveTarget } from '../../governance/query.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
-import { type CredentialRow, type DatabaseRow, listCredentials, listDatabases } from '../../store/databases.ts';
+import {
+  type CredentialRow,
+  type DatabaseRow,
+  listCredentials,
+  listDatabases,
+} from '../../store/databases.ts';
 
 /** One tool call: the service's dependencies and who is calling. */
 export interface ToolContext {
@@ -26,7 +31,12 @@ export interface ToolDef<S extends v.GenericSchema = v.GenericSchema> {
   description: string;
   input: S;
   /** JSON Schema of `input` as MCP clients see it (tools/list). */
-  inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[]; additionalProperties?: boolean };
+  inputSchema: {
+    type: 'object';
+    properties: Record<string, unknown>;
+    required?: string[];
+    additionalProperties?: boolean;
+  };
   /** Reads only (MCP ToolAnnotations.readOnlyHint). */
   readOnly: boolean;
   /** Non-query tools record their own audit entry; query tools are audited by the pipeline. */
@@ -45,12 +55,20 @@ export function toolContext(deps: Deps, caller: OAuthCaller): ToolContext {
 }
 
 /** Databases the user can see that allow AI use (SPEC.md 8 ai_enabled), with their AI credentials. */
-export async function aiDatabases(ctx: ToolContext): Promise<Array<{ db: DatabaseRow; credentials: CredentialRow[] }>> {
+export async function aiDatabases(
+  ctx: ToolContext,
+): Promise<Array<{ db: DatabaseRow; credentials: CredentialRow[] }>> {
   const visibleTo = ctx.actor.role === 'super_admin' ? null : ctx.actor.userId;
   const rows = await listDatabases(ctx.deps.sql, ctx.orgId, { limit: 1000, visibleTo });
   const enabled = rows.filter((db) => db.ai_enabled);
-  const creds = await listCredentials(ctx.deps.sql, enabled.map((d) => d.id));
-  return enabled.map((db) => ({ db, credentials: creds.filter((c) => c.database_id === db.id && c.ai_allowed) }));
+  const creds = await listCredentials(
+    ctx.deps.sql,
+    enabled.map((d) => d.id),
+  );
+  return enabled.map((db) => ({
+    db,
+    credentials: creds.filter((c) => c.database_id === db.id && c.ai_allowed),
+  }));
 }
 
 /**
@@ -63,7 +81,12 @@ export async function aiTarget(
   databaseId: string,
   credentialId?: string,
 ): Promise<{ db: DatabaseRow; cred: CredentialRow }> {
-  const { db, cred } = await resolveTarget(ctx.deps.sql, { orgId: ctx.orgId, actor: ctx.actor, databaseId, credentialId });
+  const { db, cred } = await resolveTarget(ctx.deps.sql, {
+    orgId: ctx.orgId,
+    actor: ctx.actor,
+    databaseId,
+    credentialId,
+  });
   if (!db.ai_enabled) throw new QueryDeniedError(`AI access is not enabled on database ${db.name}`);
   if (cred.ai_allowed) return { db, cred };
   if (credentialId) throw new QueryDeniedError(`the AI may not run as credential ${cred.username}`);
@@ -72,10 +95,15 @@ export async function aiTarget(
   return { db, cred: allowed };
 }
 
-export async function readSchema(ctx: ToolContext, db: DatabaseRow, cred: CredentialRow): Promise<SchemaTable[]> {
+export async function readSchema(
+  ctx: ToolContext,
+  db: DatabaseRow,
+  cred: CredentialRow,
+): Promise<SchemaTable[]> {
   const { deps } = ctx;
-  const pool = deps.pools.acquire({ databaseId: db.id, credentialId: cred.id, version: poolVersion(db, cred) }, () =>
-    connectionConfigFor(deps.keyring, db, cred),
+  const pool = deps.pools.acquire(
+    { databaseId: db.id, credentialId: cred.id, version: poolVersion(db, cred) },
+    () => connectionConfigFor(deps.keyring, db, cred),
   );
   return pool.readSchema();
 }
@@ -86,7 +114,13 @@ export const TOOL_AUDIT_PREFIX = '-- mcp tool: ';
 /** Audits a non-query tool call as AI-originated, naming the client (SPEC.md 1.4). */
 export async function auditToolCall(
   ctx: ToolContext,
-  call: { tool: string; args: unknown; databaseId: string | null; outcome: 'allowed' | 'denied' | 'failed'; detail?: string },
+  call: {
+    tool: string;
+    args: unknown;
+    databaseId: string | null;
+    outcome: 'allowed' | 'denied' | 'failed';
+    detail?: string;
+  },
 ): Promise<void> {
   await recordAttempt(ctx.deps.sql, {
     orgId: ctx.orgId,

@@ -19,7 +19,10 @@ export function mcpRoutes(deps: Deps): Hono<AppEnv> {
     // an invalid Origin gets 403. Server-side clients send none; browsers on our own origin may.
     const origin = c.req.header('origin');
     if (origin !== undefined && origin !== allowedOrigin) {
-      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Origin not allowed' }, id: null }, 403);
+      return c.json(
+        { jsonrpc: '2.0', error: { code: -32000, message: 'Origin not allowed' }, id: null },
+        403,
+      );
     }
     const caller = await authenticateMcp(deps, c.req.header('authorization'));
     if ('challenge' in caller) {
@@ -29,14 +32,26 @@ export function mcpRoutes(deps: Deps): Hono<AppEnv> {
     c.set('principal', caller.principal);
     // Streamable HTTP: a stateless server offers no standalone SSE stream and no session to end.
     if (c.req.method !== 'POST') {
-      return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null }, 405, { allow: 'POST' });
+      return c.json(
+        { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null },
+        405,
+        { allow: 'POST' },
+      );
     }
     const server = createMcpServer(deps, caller);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     await server.connect(transport);
     try {
       return await transport.handleRequest(c.req.raw, {
-        authInfo: { token: '', clientId: caller.client.id, scopes: caller.scopes, extra: { userId: caller.principal.userId } },
+        authInfo: {
+          token: '',
+          clientId: caller.client.id,
+          scopes: caller.scopes,
+          extra: { userId: caller.principal.userId },
+        },
       });
     } finally {
       await server.close();

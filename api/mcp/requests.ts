@@ -17,7 +17,10 @@ export async function runApprovedRequest(ctx: ToolContext, id: string): Promise<
   return (await runRequest(ctx.deps, ctx.orgId, ctx.actor, id, null)).outcome;
 }
 
-export function describeRequest(ctx: ToolContext, { request: r, validApprovals }: RequestView): Record<string, unknown> {
+export function describeRequest(
+  ctx: ToolContext,
+  { request: r, validApprovals }: RequestView,
+): Record<string, unknown> {
   return {
     request_id: r.id,
     status: r.status,

@@ -1,13 +1,28 @@
 // The MCP server of one request: tools/list and tools/call over the tools of api/mcp/tools-*.ts.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
 import type { Deps } from '../../config/runtime.ts';
 import { AppError } from '../../core/errors.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { auditToolCall, type ToolContext, type ToolDef, toolContext } from './context.ts';
-import { cancelQueryTool, getQueryRequestTool, queryHistoryTool, runQueryTool, sampleTableTool } from './tools-query.ts';
-import { getDatabaseSchemaTool, getDataProtectionTool, listDatabasesTool, searchSchemaTool } from './tools-schema.ts';
+import {
+  cancelQueryTool,
+  getQueryRequestTool,
+  queryHistoryTool,
+  runQueryTool,
+  sampleTableTool,
+} from './tools-query.ts';
+import {
+  getDatabaseSchemaTool,
+  getDataProtectionTool,
+  listDatabasesTool,
+  searchSchemaTool,
+} from './tools-schema.ts';
 
 /** Every tool, in the order tools/list shows them (api/oauth/README.md lists their shapes). */
 export const TOOLS = [
@@ -61,14 +76,26 @@ export async function callTool(ctx: ToolContext, tool: ToolDef, args: unknown): 
     await auditToolCall(ctx, { tool: tool.name, args, databaseId: null, outcome: 'denied', detail });
     return toolError(`invalid arguments: ${detail}`);
   }
-  const databaseId = typeof (args as { database_id?: unknown }).database_id === 'string' ? (args as { database_id: string }).database_id : null;
+  const databaseId =
+    typeof (args as { database_id?: unknown }).database_id === 'string'
+      ? (args as { database_id: string }).database_id
+      : null;
   try {
     const result = (await tool.run(ctx, parsed.output)) as Record<string, unknown>;
-    if (!ctx.piped) await auditToolCall(ctx, { tool: tool.name, args, databaseId: knownDatabase(result, databaseId), outcome: 'allowed' });
+    if (!ctx.piped)
+      await auditToolCall(ctx, {
+        tool: tool.name,
+        args,
+        databaseId: knownDatabase(result, databaseId),
+        outcome: 'allowed',
+      });
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
   } catch (err) {
     if (!(err instanceof AppError)) {
-      ctx.deps.logger.error({ err: { name: (err as Error).name, message: (err as Error).message }, tool: tool.name }, 'mcp tool failed');
+      ctx.deps.logger.error(
+        { err: { name: (err as Error).name, message: (err as Error).message }, tool: tool.name },
+        'mcp tool failed',
+      );
     }
     const message = err instanceof AppError ? err.detail : 'the tool failed';
     if (!ctx.piped) {

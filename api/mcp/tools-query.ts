@@ -1,10 +1,22 @@
 // MCP tools that run or follow queries: run_query, sample_table, get_query_request, cancel_query, query_history.
 import * as v from 'valibot';
 import type { AdapterName, ParamValue } from '../../adapters/types.ts';
-import { type GovernedOutcome, type PendingReviewOutcome, QueryDeniedError, runGovernedQuery } from '../../governance/query.ts';
+import {
+  type GovernedOutcome,
+  type PendingReviewOutcome,
+  QueryDeniedError,
+  runGovernedQuery,
+} from '../../governance/query.ts';
 import { searchAudit } from '../../store/audit.ts';
 import { listCredentials } from '../../store/databases.ts';
-import { aiTarget, jsonValue, readSchema, TOOL_AUDIT_PREFIX, type ToolContext, type ToolDef } from './context.ts';
+import {
+  aiTarget,
+  jsonValue,
+  readSchema,
+  TOOL_AUDIT_PREFIX,
+  type ToolContext,
+  type ToolDef,
+} from './context.ts';
 import { cancelRequestView, describeRequest, getRequestView, runApprovedRequest } from './requests.ts';
 
 const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
@@ -33,8 +45,15 @@ export const runQueryTool: ToolDef<typeof RunInput> = {
     properties: {
       database_id: { type: 'string', description: 'Database id (db_…); required with sql.' },
       sql: { type: 'string', description: 'One SQL statement.' },
-      params: { type: 'array', items: { type: ['string', 'number', 'boolean', 'null'] }, description: 'Bound parameter values.' },
-      credential_id: { type: 'string', description: 'Credential to run as (crd_…); defaults to an AI-allowed one.' },
+      params: {
+        type: 'array',
+        items: { type: ['string', 'number', 'boolean', 'null'] },
+        description: 'Bound parameter values.',
+      },
+      credential_id: {
+        type: 'string',
+        description: 'Credential to run as (crd_…); defaults to an AI-allowed one.',
+      },
       request_id: { type: 'string', description: 'Run this approved query request (qr_…) instead of sql.' },
     },
   },
@@ -45,7 +64,8 @@ export const runQueryTool: ToolDef<typeof RunInput> = {
       markPiped(ctx);
       return shapeOutcome(await runApprovedRequest(ctx, input.request_id));
     }
-    if (!input.database_id || !input.sql) throw new QueryDeniedError('give database_id and sql, or request_id');
+    if (!input.database_id || !input.sql)
+      throw new QueryDeniedError('give database_id and sql, or request_id');
     const credentialId = input.credential_id ?? (await defaultAiCredential(ctx, input.database_id));
     markPiped(ctx);
     const outcome = await runGovernedQuery(ctx.deps, {
@@ -73,7 +93,8 @@ const SampleInput = v.object({
 export const sampleTableTool: ToolDef<typeof SampleInput> = {
   name: 'sample_table',
   title: 'Sample a table',
-  description: 'The first rows of a table or view (default 10, at most 100), through the same governance as run_query.',
+  description:
+    'The first rows of a table or view (default 10, at most 100), through the same governance as run_query.',
   input: SampleInput,
   inputSchema: {
     type: 'object',
@@ -95,7 +116,9 @@ export const sampleTableTool: ToolDef<typeof SampleInput> = {
       (t) => t.name === input.table && (input.schema === undefined || t.schema === input.schema),
     );
     if (tables.length !== 1) {
-      throw new QueryDeniedError(tables.length === 0 ? `no table ${input.table}` : `${input.table} is ambiguous; give its schema`);
+      throw new QueryDeniedError(
+        tables.length === 0 ? `no table ${input.table}` : `${input.table} is ambiguous; give its schema`,
+      );
     }
     const statement = sampleStatement(db.adapter, tables[0]!.schema, tables[0]!.name, input.limit);
     markPiped(ctx);
@@ -118,7 +141,8 @@ const RequestInput = v.object({ request_id: Id });
 export const getQueryRequestTool: ToolDef<typeof RequestInput> = {
   name: 'get_query_request',
   title: 'Get a query request',
-  description: 'Status of a query request (pending, approved, rejected, canceled, executing, executed, failed) and its approvals.',
+  description:
+    'Status of a query request (pending, approved, rejected, canceled, executing, executed, failed) and its approvals.',
   input: RequestInput,
   inputSchema: { type: 'object', properties: { request_id: { type: 'string' } }, required: ['request_id'] },
   readOnly: true,
@@ -141,18 +165,26 @@ export const cancelQueryTool: ToolDef<typeof RequestInput> = {
   },
 };
 
-const HistoryInput = v.object({ limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 20) });
+const HistoryInput = v.object({
+  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 20),
+});
 
 export const queryHistoryTool: ToolDef<typeof HistoryInput> = {
   name: 'query_history',
   title: 'Query history',
-  description: 'Your recent AI-originated activity from the audit log (any AI client you connected), newest first.',
+  description:
+    'Your recent AI-originated activity from the audit log (any AI client you connected), newest first.',
   input: HistoryInput,
   inputSchema: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 } } },
   readOnly: true,
   auditsItself: true,
   async run(ctx, input) {
-    const rows = await searchAudit(ctx.deps.sql, ctx.orgId, { actor: ctx.actor.userId, origin: 'ai' }, { order: 'desc', limit: input.limit });
+    const rows = await searchAudit(
+      ctx.deps.sql,
+      ctx.orgId,
+      { actor: ctx.actor.userId, origin: 'ai' },
+      { order: 'desc', limit: input.limit },
+    );
     return {
       entries: rows.map((r) => ({
         id: r.id,
@@ -189,7 +221,8 @@ function shapeOutcome(outcome: GovernedOutcome | PendingReviewOutcome): Record<s
       status: 'pending_review',
       request_id: outcome.requestId,
       reviews_required: outcome.reviewsRequired,
-      message: 'The query waits for peer review. Check it with get_query_request; once approved, run_query with request_id.',
+      message:
+        'The query waits for peer review. Check it with get_query_request; once approved, run_query with request_id.',
     };
   }
   const r = outcome.result;

@@ -41,13 +41,17 @@ const SchemaInput = v.object({ database_id: Id, credential_id: v.optional(Id) })
 export const getDatabaseSchemaTool: ToolDef<typeof SchemaInput> = {
   name: 'get_database_schema',
   title: 'Get database schema',
-  description: 'Tables and views of one database with their columns (name, type, nullable), as the AI credential sees them.',
+  description:
+    'Tables and views of one database with their columns (name, type, nullable), as the AI credential sees them.',
   input: SchemaInput,
   inputSchema: {
     type: 'object',
     properties: {
       database_id: { type: 'string', description: 'A database id from list_databases (db_…).' },
-      credential_id: { type: 'string', description: 'Credential to read as (crd_…); defaults to an AI-allowed one.' },
+      credential_id: {
+        type: 'string',
+        description: 'Credential to read as (crd_…); defaults to an AI-allowed one.',
+      },
     },
     required: ['database_id'],
   },
@@ -98,7 +102,13 @@ export const searchSchemaTool: ToolDef<typeof SearchInput> = {
         }
         for (const column of table.columns) {
           if (column.name.toLowerCase().includes(needle)) {
-            matches.push({ database_id: db.id, schema: table.schema, table: table.name, column: column.name, type: column.type });
+            matches.push({
+              database_id: db.id,
+              schema: table.schema,
+              table: table.name,
+              column: column.name,
+              type: column.type,
+            });
           }
         }
         if (matches.length >= 200) return { matches: matches.slice(0, 200), truncated: true };

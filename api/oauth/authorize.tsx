@@ -1,9 +1,9 @@
-import { Hono } from 'hono';
 import type { Context } from 'hono';
+import { Hono } from 'hono';
 import type { Deps } from '../../config/runtime.ts';
 import {
-  type AuthorizationRequest,
   AuthorizationPageError,
+  type AuthorizationRequest,
   approve,
   checkAuthorizationRequest,
   deny,
@@ -43,25 +43,50 @@ export function authorizeRoutes(deps: AuthorizeDeps): Hono<AppEnv> {
     if (await hasConsent(deps.sql, session.principal.userId, req)) {
       return c.redirect(await approve(deps, session.principal.userId, req), 302);
     }
-    return page(c, 'Connect an application', <Consent req={req} email={session.principal.email} csrf={session.csrfToken} />);
+    return page(
+      c,
+      'Connect an application',
+      <Consent req={req} email={session.principal.email} csrf={session.csrfToken} />,
+    );
   });
 
   app.post('/oauth/authorize', async (c) => {
     const form = await c.req.parseBody();
     const session = await pageSession(c, deps.sql);
-    if (!session) return page(c, 'Signed out', <ErrorCard title="Signed out" message="Your session ended; start again from your application." />, 403);
+    if (!session)
+      return page(
+        c,
+        'Signed out',
+        <ErrorCard title="Signed out" message="Your session ended; start again from your application." />,
+        403,
+        false,
+      );
     if (!formCsrfOk(form, session.csrfToken)) {
-      return page(c, 'Not allowed', <ErrorCard title="Not allowed" message="This form expired or did not come from Countersign." />, 403);
+      return page(
+        c,
+        'Not allowed',
+        <ErrorCard title="Not allowed" message="This form expired or did not come from Countersign." />,
+        403,
+        false,
+      );
     }
     const params = new URLSearchParams();
     for (const key of REQUEST_PARAMS) {
       const value = form[key];
       if (typeof value === 'string') params.set(key, value);
-      else if (value !== undefined) return page(c, 'Bad request', <ErrorCard title="Bad request" message={`The field ${key} is malformed.`} />, 400);
+      else if (value !== undefined)
+        return page(
+          c,
+          'Bad request',
+          <ErrorCard title="Bad request" message={`The field ${key} is malformed.`} />,
+          400,
+          false,
+        );
     }
     const req = await checked(c, deps, params);
     if (req instanceof Response) return req;
-    const target = form.decision === 'approve' ? await approve(deps, session.principal.userId, req) : deny(deps, req);
+    const target =
+      form.decision === 'approve' ? await approve(deps, session.principal.userId, req) : deny(deps, req);
     // RFC 9700 §4.12: after a POST, redirect with 303 so the browser does not re-post the form.
     return c.redirect(target, 303);
   });
@@ -69,18 +94,34 @@ export function authorizeRoutes(deps: AuthorizeDeps): Hono<AppEnv> {
 }
 
 /** Runs the request checks; an unknown client or redirect URI becomes an error page, never a redirect. */
-async function checked(c: Context, deps: AuthorizeDeps, params: URLSearchParams): Promise<AuthorizationRequest | Response> {
+async function checked(
+  c: Context,
+  deps: AuthorizeDeps,
+  params: URLSearchParams,
+): Promise<AuthorizationRequest | Response> {
   try {
     return await checkAuthorizationRequest(deps, params);
   } catch (err) {
     if (err instanceof AuthorizationPageError) {
       deps.logger.info({ reason: err.userMessage }, 'authorization request refused');
-      return page(c, 'Cannot connect', <ErrorCard title="Cannot connect this application" message={err.userMessage} />, 400);
+      return page(
+        c,
+        'Cannot connect',
+        <ErrorCard title="Cannot connect this application" message={err.userMessage} />,
+        400,
+        false,
+      );
     }
     if (err instanceof RedirectableError) {
-      deps.logger.info({ oauthError: err.cause.error, reason: err.cause.reason }, 'authorization request refused');
+      deps.logger.info(
+        { oauthError: err.cause.error, reason: err.cause.reason },
+        'authorization request refused',
+      );
       const body = { error: err.cause.error, error_description: err.cause.description, state: err.state };
-      return c.redirect(redirectTo(err.redirectUri, body, deps.config.baseUrl), c.req.method === 'POST' ? 303 : 302);
+      return c.redirect(
+        redirectTo(err.redirectUri, body, deps.config.baseUrl),
+        c.req.method === 'POST' ? 303 : 302,
+      );
     }
     throw err;
   }
@@ -92,11 +133,16 @@ function Consent(props: { req: AuthorizationRequest; email: string; csrf: string
     <form class="card" method="post" action="/oauth/authorize">
       <h1>Connect {req.client.client_name}?</h1>
       <p>
-        <strong>{req.client.client_name}</strong> wants to use Countersign as you ({props.email}). It will send you back to{' '}
-        <strong>{redirectDisplay(req.redirectUri)}</strong>.
+        <strong>{req.client.client_name}</strong> wants to use Countersign as you ({props.email}). It will
+        send you back to <strong>{redirectDisplay(req.redirectUri)}</strong>.
       </p>
-      <p>It will be able to list the databases you can access that allow AI use, read their schemas, and run governed queries with your permissions: reviews, data protection and limits apply as they do to you.</p>
-      <p class="muted">The application chose its own name; connect only if you started this from an application you trust.</p>
+      <p>
+        It will be able to list the databases you can access that allow AI use, read their schemas, and run
+        governed queries with your permissions: reviews, data protection and limits apply as they do to you.
+      </p>
+      <p class="muted">
+        The application chose its own name; connect only if you started this from an application you trust.
+      </p>
       <input type="hidden" name="csrf" value={props.csrf} />
       {REQUEST_PARAMS.map((key) => {
         const value = hiddenValue(req, key);

@@ -20,7 +20,13 @@ export function connectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     const session = await pageSession(c, deps.sql);
     const form = await c.req.parseBody();
     if (!session || !formCsrfOk(form, session.csrfToken)) {
-      return page(c, 'Not allowed', <ErrorCard title="Not allowed" message="This form expired or did not come from Countersign." />, 403);
+      return page(
+        c,
+        'Not allowed',
+        <ErrorCard title="Not allowed" message="This form expired or did not come from Countersign." />,
+        403,
+        false,
+      );
     }
     await disconnectClient(deps.sql, session.principal.userId, c.req.param('grantId'));
     return c.redirect('/oauth/connections', 303);
@@ -36,8 +42,11 @@ function Connections(props: { clients: ConnectedClient[]; csrf: string }) {
       <ul class="connections">
         {props.clients.map((client) => (
           <li>
-            <strong>{client.client_name}</strong> — connected {client.created_at.toISOString().slice(0, 16).replace('T', ' ')} UTC
-            {client.last_used_at ? `, last used ${client.last_used_at.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ', not used yet'}
+            <strong>{client.client_name}</strong> — connected{' '}
+            {client.created_at.toISOString().slice(0, 16).replace('T', ' ')} UTC
+            {client.last_used_at
+              ? `, last used ${client.last_used_at.toISOString().slice(0, 16).replace('T', ' ')} UTC`
+              : ', not used yet'}
             <form method="post" action={`/oauth/connections/${client.grant_id}/revoke`} class="inline">
               <input type="hidden" name="csrf" value={props.csrf} />
               <button type="submit">Disconnect</button>

@@ -5,12 +5,24 @@ import type { Logger } from '../../config/runtime.ts';
 import { InvalidClient, type OAuthError } from '../../identity/oauth-errors.ts';
 
 /** RFC 6749 §5.2 error response; `basic` adds the challenge a Basic-authenticating client expects. */
-export function oauthErrorResponse(c: Context, err: OAuthError, logger: Logger, opts: { basic?: boolean } = {}): Response {
-  logger.info({ oauthError: err.error, reason: err.reason, requestId: c.get('requestId') }, 'oauth request refused');
+export function oauthErrorResponse(
+  c: Context,
+  err: OAuthError,
+  logger: Logger,
+  opts: { basic?: boolean } = {},
+): Response {
+  logger.info(
+    { oauthError: err.error, reason: err.reason, requestId: c.get('requestId') },
+    'oauth request refused',
+  );
   const headers: Record<string, string> = { 'cache-control': 'no-store', 'content-type': 'application/json' };
   // RFC 6749 §5.2: 401 with WWW-Authenticate when the client authenticated via the Authorization header.
   if (err instanceof InvalidClient && opts.basic) headers['www-authenticate'] = 'Basic realm="countersign"';
-  return c.body(JSON.stringify({ error: err.error, error_description: err.description }), err.status, headers);
+  return c.body(
+    JSON.stringify({ error: err.error, error_description: err.description }),
+    err.status,
+    headers,
+  );
 }
 
 /** Headers for every response that carries a token or a code (RFC 6749 §5.1). */

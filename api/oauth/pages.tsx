@@ -9,7 +9,10 @@ import { csrfMatches, SESSION_COOKIE } from '../middleware/auth.ts';
 import { Layout } from '../pages/layout.tsx';
 
 /** The signed-in user of a page request, or null. */
-export async function pageSession(c: Context, sql: Tx): Promise<{ principal: UserPrincipal; csrfToken: string } | null> {
+export async function pageSession(
+  c: Context,
+  sql: Tx,
+): Promise<{ principal: UserPrincipal; csrfToken: string } | null> {
   const cookie = getCookie(c, SESSION_COOKIE);
   return cookie ? authenticateSession(sql, cookie) : null;
 }
@@ -23,11 +26,17 @@ export function formCsrfOk(form: Record<string, unknown>, csrfToken: string): bo
  * Renders a page that must never be framed (RFC 9700 §4.16 clickjacking: consent is a click
  * target) nor cached (it carries a CSRF token).
  */
-export function page(c: Context, title: string, body: Child, status: 200 | 400 | 403 = 200): Response | Promise<Response> {
+export function page(
+  c: Context,
+  title: string,
+  body: Child,
+  status: 200 | 400 | 403 = 200,
+  signedIn = true,
+): Response | Promise<Response> {
   c.header('content-security-policy', "frame-ancestors 'none'");
   c.header('cache-control', 'no-store');
   return c.html(
-    <Layout title={title} signedIn>
+    <Layout title={title} signedIn={signedIn}>
       {body}
     </Layout>,
     status,

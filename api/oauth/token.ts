@@ -1,5 +1,5 @@
-import { Hono } from 'hono';
 import type { Context } from 'hono';
+import { Hono } from 'hono';
 import type { Deps } from '../../config/runtime.ts';
 import { authenticateClient, triedBasic } from '../../identity/oauth-clients.ts';
 import { InvalidRequest, OAuthError, UnsupportedGrantType } from '../../identity/oauth-errors.ts';
@@ -54,7 +54,11 @@ export function tokenRoutes(deps: TokenRouteDeps): Hono<AppEnv> {
 }
 
 function unsupported(grantType: string | undefined): never {
-  throw new UnsupportedGrantType(grantType ? `grant type ${JSON.stringify(grantType.slice(0, 50))} is not supported` : 'grant_type is required');
+  throw new UnsupportedGrantType(
+    grantType
+      ? `grant type ${JSON.stringify(grantType.slice(0, 50))} is not supported`
+      : 'grant_type is required',
+  );
 }
 
 /** Single-valued form parameters; a repeated one is refused (RFC 6749 §3.2: MUST NOT repeat). */
@@ -82,11 +86,16 @@ function credentials(c: Context, form: Form) {
   };
 }
 
-async function guarded(c: Context, deps: TokenRouteDeps, handle: (form: Form) => Promise<Response>): Promise<Response> {
+async function guarded(
+  c: Context,
+  deps: TokenRouteDeps,
+  handle: (form: Form) => Promise<Response>,
+): Promise<Response> {
   try {
     return await handle(await readForm(c));
   } catch (err) {
-    if (err instanceof OAuthError) return oauthErrorResponse(c, err, deps.logger, { basic: triedBasic(c.req.header('authorization')) });
+    if (err instanceof OAuthError)
+      return oauthErrorResponse(c, err, deps.logger, { basic: triedBasic(c.req.header('authorization')) });
     throw err;
   }
 }

@@ -1,7 +1,36 @@
 import type { Child } from 'hono/jsx';
+import type { Role } from '../../store/users.ts';
 
-/** The shared page frame: readable on a laptop and a phone, no client framework. */
-export function Layout(props: { title: string; children: Child; signedIn?: boolean }) {
+/** The signed-in person a page is drawn for: the navigation and the sign-out form need them. */
+export interface ShellUser {
+  email: string;
+  role: Role;
+}
+
+export type Section = 'dashboards' | 'console' | 'reviews' | 'runs' | 'audit' | 'settings';
+
+const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: boolean }> = [
+  { id: 'dashboards', label: 'Dashboards', href: '/dashboards' },
+  { id: 'console', label: 'Query console', href: '/console' },
+  { id: 'reviews', label: 'Reviews', href: '/reviews' },
+  { id: 'runs', label: 'Workflow runs', href: '/runs' },
+  { id: 'audit', label: 'Audit log', href: '/audit', adminOnly: true },
+  { id: 'settings', label: 'Settings', href: '/settings' },
+];
+
+/**
+ * The shared page frame: server-rendered, one small stylesheet, no client framework. Readable on
+ * a laptop and a phone (the navigation wraps; wide tables scroll inside their own box).
+ * `user` draws the app navigation; `signedIn` alone (OAuth pages) just offers sign-out.
+ */
+export function Layout(props: {
+  title: string;
+  children: Child;
+  signedIn?: boolean;
+  user?: ShellUser;
+  active?: Section;
+}) {
+  const user = props.user;
   return (
     <html lang="en">
       <head>
@@ -11,13 +40,29 @@ export function Layout(props: { title: string; children: Child; signedIn?: boole
         <style>{CSS}</style>
       </head>
       <body>
-        <header>
+        <header class="top">
           <a class="brand" href="/">
             Countersign
           </a>
-          {props.signedIn ? (
-            <form method="post" action="/logout" class="inline">
-              <button type="submit">Sign out</button>
+          {user ? (
+            <nav aria-label="Main">
+              {SECTIONS.filter((s) => !s.adminOnly || user.role !== 'member').map((s) => (
+                <a
+                  href={s.href}
+                  class={s.id === props.active ? 'on' : ''}
+                  aria-current={s.id === props.active ? 'page' : undefined}
+                >
+                  {s.label}
+                </a>
+              ))}
+            </nav>
+          ) : null}
+          {user || props.signedIn ? (
+            <form method="post" action="/logout" class="inline who">
+              {user ? <span class="muted">{user.email}</span> : null}
+              <button type="submit" class="quiet">
+                Sign out
+              </button>
             </form>
           ) : null}
         </header>
@@ -28,16 +73,61 @@ export function Layout(props: { title: string; children: Child; signedIn?: boole
 }
 
 const CSS = `
-:root { --fg:#1b1f24; --muted:#5b6470; --line:#d8dde3; --accent:#2450a6; --bg:#f7f8fa; --bad:#a3262a; }
+:root { --fg:#1b1f24; --muted:#5b6470; --line:#d8dde3; --accent:#2450a6; --bg:#f7f8fa; --bad:#a3262a; --ok:#1f7a3a; --warn:#8a5a00; }
 * { box-sizing: border-box; }
 body { margin:0; font:16px/1.5 system-ui, sans-serif; color:var(--fg); background:var(--bg); }
-header { display:flex; justify-content:space-between; align-items:center; padding:.75rem 1.25rem; background:#fff; border-bottom:1px solid var(--line); }
+a { color:var(--accent); }
+header.top { display:flex; flex-wrap:wrap; gap:.5rem 1.25rem; align-items:center; padding:.6rem 1.25rem; background:#fff; border-bottom:1px solid var(--line); }
 .brand { font-weight:700; color:var(--fg); text-decoration:none; }
-main { max-width:64rem; margin:0 auto; padding:1.5rem 1.25rem; }
-form.card { max-width:24rem; background:#fff; border:1px solid var(--line); border-radius:8px; padding:1.25rem; }
-label { display:block; margin:.75rem 0 .25rem; font-weight:600; }
-input { width:100%; padding:.5rem; border:1px solid var(--line); border-radius:6px; font:inherit; }
-button { margin-top:1rem; padding:.5rem 1rem; border:0; border-radius:6px; background:var(--accent); color:#fff; font:inherit; cursor:pointer; }
+nav { display:flex; flex-wrap:wrap; gap:.25rem; flex:1; }
+nav a { padding:.3rem .6rem; border-radius:6px; color:var(--fg); text-decoration:none; }
+nav a.on, nav a:hover { background:#e8eefb; color:var(--accent); }
+form.who { display:flex; gap:.75rem; align-items:center; margin-left:auto; }
+main { max-width:72rem; margin:0 auto; padding:1.25rem; }
+h1 { font-size:1.5rem; margin:.25rem 0 1rem; }
+h2 { font-size:1.15rem; margin:1.5rem 0 .5rem; }
+.card, form.card { background:#fff; border:1px solid var(--line); border-radius:8px; padding:1rem 1.25rem; margin:0 0 1rem; }
+form.card { max-width:28rem; }
+.card > h2:first-child { margin-top:.25rem; }
+.wide { max-width:none !important; }
+label { display:block; margin:.6rem 0 .2rem; font-weight:600; }
+input, select, textarea { width:100%; padding:.45rem; border:1px solid var(--line); border-radius:6px; font:inherit; background:#fff; }
+textarea { font-family:ui-monospace, monospace; min-height:7rem; }
+input[type=checkbox] { width:auto; }
+label.check { display:flex; gap:.5rem; align-items:center; font-weight:400; }
+button { margin-top:.75rem; padding:.45rem .9rem; border:0; border-radius:6px; background:var(--accent); color:#fff; font:inherit; cursor:pointer; }
+button.quiet { background:none; color:var(--accent); border:1px solid var(--line); }
+button.bad { background:var(--bad); color:#fff; }
+button.small { margin:0; padding:.2rem .6rem; font-size:.9rem; }
+form.inline { display:inline; }
 form.inline button { margin:0; }
-.error { color:var(--bad); }
+.row { display:flex; flex-wrap:wrap; gap:.75rem; align-items:flex-end; }
+.row > * { flex:1 1 12rem; }
+.row > button, .row > .fit { flex:0 0 auto; }
+.error, .bad { color:var(--bad); }
+.muted { color:var(--muted); }
+.notice { background:#eef6ee; border:1px solid #b9dcc0; border-radius:6px; padding:.5rem .75rem; }
+.warning { background:#fff6e0; border:1px solid #ecd39b; border-radius:6px; padding:.5rem .75rem; }
+.scroll { overflow-x:auto; background:#fff; border:1px solid var(--line); border-radius:8px; }
+table { border-collapse:collapse; width:100%; font-size:.95rem; }
+th, td { text-align:left; padding:.4rem .6rem; border-bottom:1px solid var(--line); vertical-align:top; }
+th { background:#f0f2f5; font-weight:600; white-space:nowrap; }
+td code, pre { font-family:ui-monospace, monospace; font-size:.88rem; }
+pre { white-space:pre-wrap; word-break:break-word; margin:0; }
+.badge { display:inline-block; padding:0 .45rem; border-radius:999px; font-size:.8rem; border:1px solid var(--line); background:#fff; white-space:nowrap; }
+.badge.ok { color:var(--ok); border-color:#b9dcc0; }
+.badge.bad { color:var(--bad); border-color:#e6b7b9; }
+.badge.warn { color:var(--warn); border-color:#ecd39b; }
+ul.plain { list-style:none; padding:0; margin:0; }
+ul.plain li { padding:.5rem 0; border-bottom:1px solid var(--line); }
+.actions { display:flex; flex-wrap:wrap; gap:.4rem; align-items:center; }
+.actions button { margin:0; }
+td .actions form { margin:0; }
+form .actions { margin-top:.75rem; }
+.secret { font-family:ui-monospace, monospace; word-break:break-all; background:#fff6e0; padding:.5rem; border-radius:6px; }
+@media (max-width: 40rem) {
+  main { padding:.75rem; }
+  th, td { padding:.35rem .45rem; }
+  nav { order:3; flex-basis:100%; }
+}
 `;

@@ -1,7 +1,14 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../config/runtime.ts';
+import { agentStatuses } from '../../governance/agents/agents.ts';
+import type { AgentStatus } from '../../governance/agents/status.ts';
 import { checkConnection } from '../../governance/check-connection.ts';
-import { CreateDatabase, ListDatabases, PatchDatabase, SetupDatabase } from '../../governance/database-input.ts';
+import {
+  CreateDatabase,
+  ListDatabases,
+  PatchDatabase,
+  SetupDatabase,
+} from '../../governance/database-input.ts';
 import {
   createDatabase,
   type DatabaseWithCredentials,
@@ -23,20 +30,33 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
   const admin = requireAdmin();
+  // The `agent` status object of each database that names one (agent/README.md).
+  const present = async (orgId: string, x: DatabaseWithCredentials) => {
+    const agents = await agentStatuses(deps.sql, orgId, [x.db.agent_id], deps.agents?.heartbeatMs);
+    return presentDatabase(x, agents);
+  };
 
   app.get('/', async (c) => {
     const q = parseWith(ListDatabases, c.req.query());
     const p = c.get('principal');
     const page = await listDatabases(deps.sql, p.orgId, actorOf(p), q);
-    return c.json({ data: page.items.map(presentDatabase), next_cursor: page.nextCursor });
+    const agents = await agentStatuses(
+      deps.sql,
+      p.orgId,
+      page.items.map((x) => x.db.agent_id),
+      deps.agents?.heartbeatMs,
+    );
+    return c.json({ data: page.items.map((x) => presentDatabase(x, agents)), next_cursor: page.nextCursor });
   });
   app.post('/', admin, async (c) => {
     const body = await jsonBody(c, CreateDatabase);
-    return c.json(presentDatabase(await createDatabase(deps, c.get('principal').orgId, body)), 201);
+    const orgId = c.get('principal').orgId;
+    return c.json(await present(orgId, await createDatabase(deps, orgId, body)), 201);
   });
   app.put('/setup', admin, async (c) => {
     const body = await jsonBody(c, SetupDatabase);
-    return c.json(presentDatabase(await setupDatabase(deps, c.get('principal').orgId, body)));
+    const orgId = c.get('principal').orgId;
+    return c.json(await present(orgId, await setupDatabase(deps, orgId, body)));
   });
   app.delete('/remove/:api_id', admin, async (c) => {
     const p = c.get('principal');
@@ -44,18 +64,28 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
   });
   app.get('/:id/check-connection/:username', async (c) => {
     const p = c.get('principal');
-    const answer = await checkConnection(deps, p.orgId, actorOf(p), c.req.param('id'), c.req.param('username'));
+    const answer = await checkConnection(
+      deps,
+      p.orgId,
+      actorOf(p),
+      c.req.param('id'),
+      c.req.param('username'),
+    );
     // SPEC.md 7: plain text; a failed connection is still 200 with the server's message.
     return answer === null ? c.text('not found', 404) : c.text(answer, 200);
   });
   app.get('/:id', async (c) => {
     const p = c.get('principal');
-    return c.json(presentDatabase(await getDatabase(deps.sql, p.orgId, actorOf(p), c.req.param('id'))));
+    return c.json(
+      await present(p.orgId, await getDatabase(deps.sql, p.orgId, actorOf(p), c.req.param('id'))),
+    );
   });
   app.patch('/:id', admin, async (c) => {
     const body = await jsonBody(c, PatchDatabase);
     const p = c.get('principal');
-    return c.json(presentDatabase(await patchDatabase(deps, p.orgId, actorOf(p), c.req.param('id'), body)));
+    return c.json(
+      await present(p.orgId, await patchDatabase(deps, p.orgId, actorOf(p), c.req.param('id'), body)),
+    );
   });
   app.delete('/:id', admin, async (c) => {
     const p = c.get('principal');
@@ -66,11 +96,16 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
 
 /** The governance actor of an authenticated principal. */
 export function actorOf(p: Principal): QueryActor {
-  return p.kind === 'api_key' ? { kind: 'api_key', apiKeyId: p.apiKeyId } : { kind: 'user', userId: p.userId, role: p.role };
+  return p.kind === 'api_key'
+    ? { kind: 'api_key', apiKeyId: p.apiKeyId }
+    : { kind: 'user', userId: p.userId, role: p.role };
 }
 
 /** SPEC.md 2.2 database object. Passwords and the client key are never part of it. */
-export function presentDatabase({ db, credentials }: DatabaseWithCredentials) {
+export function presentDatabase(
+  { db, credentials }: DatabaseWithCredentials,
+  agents: ReadonlyMap<string, AgentStatus> = new Map(),
+) {
   return {
     id: db.id,
     api_id: db.api_id,
@@ -88,6 +123,8 @@ export function presentDatabase({ db, credentials }: DatabaseWithCredentials) {
     group: db.group_name,
     slack_channel: db.slack_channel,
     agent_id: db.agent_id,
+    /** Status of the agent named by agent_id (connected, last seen, version); null without one. */
+    agent: db.agent_id ? (agents.get(db.agent_id) ?? null) : null,
     ai_enabled: db.ai_enabled,
     ai_max_rows: db.ai_max_rows,
     credentials: credentials.map((c) => ({

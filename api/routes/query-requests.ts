@@ -214,6 +214,7 @@ export function presentRequest({ request: r, reviews, validApprovals }: RequestV
           reviews: reviews.map((x) => ({
             id: x.id,
             user_id: x.user_id,
+            via_api_key_id: x.via_api_key_id,
             revision: x.revision,
             verdict: x.verdict,
             comment: x.body,

@@ -13,7 +13,9 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
   const app = new Hono<AppEnv>();
   const secure = deps.config.baseUrl.startsWith('https://');
 
-  app.get('/login', async (c) => c.html(<LoginPage next={safeNext(c.req.query('next'))} sso={await ssoChoices(deps.sql)} />));
+  app.get('/login', async (c) =>
+    c.html(<LoginPage next={safeNext(c.req.query('next'))} sso={await ssoChoices(deps.sql)} />),
+  );
 
   app.post('/login', async (c) => {
     const form = await c.req.parseBody();
@@ -53,7 +55,11 @@ export function safeNext(next: string | undefined): string {
   return next;
 }
 
-function LoginPage(props: { next: string; error?: string; sso?: Array<{ org_id: string; org_name: string }> }) {
+function LoginPage(props: {
+  next: string;
+  error?: string;
+  sso?: Array<{ org_id: string; org_name: string }>;
+}) {
   return (
     <Layout title="Sign in">
       <form class="card" method="post" action="/login">

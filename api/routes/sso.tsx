@@ -2,7 +2,15 @@ import { type Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import * as v from 'valibot';
 import type { Deps } from '../../config/runtime.ts';
-import { finishSsoLogin, getSsoConfig, removeSsoConfig, setSsoConfig, SsoError, ssoRedirectUri, startSsoLogin } from '../../identity/sso.ts';
+import {
+  finishSsoLogin,
+  getSsoConfig,
+  removeSsoConfig,
+  SsoError,
+  setSsoConfig,
+  ssoRedirectUri,
+  startSsoLogin,
+} from '../../identity/sso.ts';
 import type { SsoConfigRow } from '../../store/sso.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
@@ -33,7 +41,13 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
     try {
       const started = await startSsoLogin(deps, c.req.query('org') ?? '', safeNext(c.req.query('next')));
       // Lax: the IdP sends the browser back with a top-level GET, which carries Lax cookies.
-      setCookie(c, SSO_COOKIE, started.cookie, { httpOnly: true, sameSite: 'Lax', secure, path: '/login/sso', maxAge: 600 });
+      setCookie(c, SSO_COOKIE, started.cookie, {
+        httpOnly: true,
+        sameSite: 'Lax',
+        secure,
+        path: '/login/sso',
+        maxAge: 600,
+      });
       return c.redirect(started.url, 302);
     } catch (err) {
       return ssoFailure(c, err);
@@ -44,7 +58,13 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
     try {
       const done = await finishSsoLogin(deps, getCookie(c, SSO_COOKIE), new URL(c.req.url));
       deleteCookie(c, SSO_COOKIE, { path: '/login/sso' });
-      setCookie(c, SESSION_COOKIE, done.cookie, { httpOnly: true, sameSite: 'Lax', secure, path: '/', maxAge: 12 * 3600 });
+      setCookie(c, SESSION_COOKIE, done.cookie, {
+        httpOnly: true,
+        sameSite: 'Lax',
+        secure,
+        path: '/',
+        maxAge: 12 * 3600,
+      });
       return c.redirect(done.next, 302);
     } catch (err) {
       return ssoFailure(c, err);
@@ -54,7 +74,13 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
   function ssoFailure(c: Context, err: unknown) {
     if (!(err instanceof SsoError)) throw err;
     deps.logger.info({ reason: err.reason }, 'sso sign-in refused');
-    return page(c, 'Sign-in failed', <ErrorCard title="Sign-in failed" message={err.userMessage} />, 400);
+    return page(
+      c,
+      'Sign-in failed',
+      <ErrorCard title="Sign-in failed" message={err.userMessage} />,
+      400,
+      false,
+    );
   }
 
   const admin = [authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin()] as const;
@@ -69,7 +95,8 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
     return c.json(shape(cfg, deps.config.baseUrl));
   });
   app.delete('/api/v1/sso', ...admin, async (c) => {
-    if (!(await removeSsoConfig(deps.sql, c.get('principal').orgId))) throw notFound('single sign-on is not configured');
+    if (!(await removeSsoConfig(deps.sql, c.get('principal').orgId)))
+      throw notFound('single sign-on is not configured');
     return c.body(null, 204);
   });
   return app;

@@ -44,6 +44,8 @@ create table query_request_reviews (
   id text primary key,
   request_id text not null references query_requests(id) on delete cascade,
   user_id text not null references users(id) on delete cascade,
+  -- The API key that acted for the reviewer (x-act-as-user), if any.
+  via_api_key_id text,
   revision integer not null,
   verdict text not null check (verdict in ('approve', 'reject', 'comment')),
   body text not null default '',

@@ -72,6 +72,15 @@ describe('mysql SSL (SPEC.md 2.2)', () => {
     expectNoSecrets(err.message, my());
   });
 
+  it('a dial address carries TCP only: TLS still verifies the configured hostname', async () => {
+    const dial = { host: my().host, port: my().port };
+    const right = config(sslCases(my()).verifyFull, { hostname: my().tls.rightHostname, port: 1, dial });
+    expect(await withPool(mysqlAdapter.connect(right), cipher)).not.toBe('');
+    const wrong = config(sslCases(my()).verifyFull, { hostname: 'db.invalid', port: 1, dial });
+    const err = await withPool(mysqlAdapter.connect(wrong), (p) => rejection(p.check()));
+    expect(err.message).toMatch(WRONG_NAME);
+  });
+
   it('a client certificate logs in as the certificate user, without a password', async () => {
     const cfg = config(sslCases(my()).clientCert, {
       username: my().certUser,

@@ -85,6 +85,15 @@ describe('postgres SSL (SPEC.md 2.2)', () => {
     expectNoSecrets(err.message, pg());
   });
 
+  it('a dial address carries TCP only: TLS still verifies the configured hostname', async () => {
+    const dial = { host: pg().host, port: pg().port };
+    const right = config(sslCases(pg()).verifyFull, { hostname: pg().tls.rightHostname, port: 1, dial });
+    expect((await withPool(postgresAdapter.connect(right), tlsState))?.[0]).toBe(true);
+    const wrong = config(sslCases(pg()).verifyFull, { hostname: 'db.invalid', port: 1, dial });
+    const err = await withPool(postgresAdapter.connect(wrong), (p) => rejection(p.check()));
+    expect(err.message).toMatch(WRONG_NAME);
+  });
+
   it('a client certificate logs in as the certificate user, without a password', async () => {
     const cfg = config(sslCases(pg()).clientCert, {
       username: pg().certUser,
@@ -199,6 +208,14 @@ describe('postgres execute', () => {
     expect(err.kind).toBe('timeout');
     expect(err.message).toMatch(/^statement timed out after 1 s/);
     expect((await pool.execute('select 1', [], OPTS)).rows).toEqual([[1]]);
+  });
+
+  it('a statement stopped at its limit never cancels the next one on the same connection', async () => {
+    // A late CancelRequest would hit whatever runs next; statement_timeout cannot.
+    for (let i = 0; i < 5; i++) {
+      await rejection(pool.execute('select pg_sleep(5)', [], { maxRows: 1, timeoutSeconds: 0.3 }));
+      expect((await pool.execute('select pg_sleep(0.2), 1', [], OPTS)).rows).toEqual([['', 1]]);
+    }
   });
 
   it('returns the NOTICEs of its own statement only, even with statements running beside it', async () => {

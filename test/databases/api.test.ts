@@ -24,7 +24,9 @@ function pgBody(extra: Record<string, unknown> = {}) {
     hostname: pg.host,
     port: pg.port,
     database: pg.database,
-    credentials: [{ username: pg.user, password: pg.password, reviews_required: 0, default_credential: true }],
+    credentials: [
+      { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
+    ],
     ...extra,
   };
 }
@@ -54,12 +56,19 @@ describe('POST /api/v1/desk/databases', () => {
       agent_id: null,
     });
     expect(db.credentials).toHaveLength(1);
-    expect(db.credentials[0]).toMatchObject({ ai_allowed: false, reviews_required: 0, default_credential: true, timeout: null });
+    expect(db.credentials[0]).toMatchObject({
+      ai_allowed: false,
+      reviews_required: 0,
+      default_credential: true,
+      timeout: null,
+    });
     expect(db.credentials[0].id).toMatch(/^crd_/);
     expect(db.credentials[0]).not.toHaveProperty('password');
     expect(db.inserted_at).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
     // Stored sealed, not in clear.
-    const [row] = await svc.deps.sql<{ password_enc: string }[]>`select password_enc from credentials where id = ${db.credentials[0].id}`;
+    const [row] = await svc.deps.sql<
+      { password_enc: string }[]
+    >`select password_enc from credentials where id = ${db.credentials[0].id}`;
     expect(row!.password_enc.startsWith('cs1.')).toBe(true);
     expect(row!.password_enc).not.toContain(servers().postgres.password);
   });
@@ -76,10 +85,19 @@ describe('POST /api/v1/desk/databases', () => {
     ['no credential', { credentials: [] }, 'credentials'],
     [
       'two default credentials',
-      { credentials: [{ username: 'a', password: 'x', default_credential: true }, { username: 'b', password: 'y', default_credential: true }] },
+      {
+        credentials: [
+          { username: 'a', password: 'x', default_credential: true },
+          { username: 'b', password: 'y', default_credential: true },
+        ],
+      },
       'credentials',
     ],
-    ['verify_server_hostname without a CA', { ssl: true, verify_server_hostname: true }, 'verify_server_hostname'],
+    [
+      'verify_server_hostname without a CA',
+      { ssl: true, verify_server_hostname: true },
+      'verify_server_hostname',
+    ],
     ['a bad base64 certificate', { ssl: true, ssl_ca_cert: 'not base64 at all!' }, 'ssl_ca_cert'],
     ['base64 that is no PEM', { ssl: true, ssl_ca_cert: b64('hello world') }, 'ssl_ca_cert'],
     ['a credential without password', { credentials: [{ username: 'a' }] }, 'credentials.0.password'],
@@ -108,7 +126,16 @@ describe('GET, PATCH, DELETE /api/v1/desk/databases/:id', () => {
 
   it('patches fields and credentials: update by id, create without, delete with delete: true, keep the rest', async () => {
     const created = await (
-      await call('POST', '', pgBody({ credentials: [{ username: 'a', password: 'pa' }, { username: 'b', password: 'pb' }] }))
+      await call(
+        'POST',
+        '',
+        pgBody({
+          credentials: [
+            { username: 'a', password: 'pa' },
+            { username: 'b', password: 'pb' },
+          ],
+        }),
+      )
     ).json();
     const [a, b] = created.credentials;
     expect(a.default_credential).toBe(true);
@@ -133,7 +160,10 @@ describe('GET, PATCH, DELETE /api/v1/desk/databases/:id', () => {
   it('refuses a patch that would break an invariant, changing nothing', async () => {
     const created = await (await call('POST', '', pgBody())).json();
     const only = created.credentials[0].id;
-    const res = await call('PATCH', `/${created.id}`, { name: 'renamed', credentials: [{ id: only, delete: true }] });
+    const res = await call('PATCH', `/${created.id}`, {
+      name: 'renamed',
+      credentials: [{ id: only, delete: true }],
+    });
     expect(res.status).toBe(422);
     expect((await res.json()).errors[0].path).toBe('credentials');
     expect((await (await call('GET', `/${created.id}`)).json()).name).toBe(created.name);
@@ -181,13 +211,33 @@ describe('PUT /setup and DELETE /remove/:api_id', () => {
     });
 
   it('creates once, then updates the same database; review_bypass_allowed reverts when omitted', async () => {
-    const created = await (await setup({ review_bypass_allowed: true, reviews_required: 2, ssl: 'enabled', ssl_ca_cert: b64(pg().tls.caCert) })).json();
-    expect(created).toMatchObject({ api_id: 'terraform-orders', name: pg().database, review_bypass_allowed: true, ssl: true, ssl_ca_cert_configured: true });
-    expect(created.credentials).toEqual([expect.objectContaining({ username: pg().user, reviews_required: 2, default_credential: true })]);
+    const created = await (
+      await setup({
+        review_bypass_allowed: true,
+        reviews_required: 2,
+        ssl: 'enabled',
+        ssl_ca_cert: b64(pg().tls.caCert),
+      })
+    ).json();
+    expect(created).toMatchObject({
+      api_id: 'terraform-orders',
+      name: pg().database,
+      review_bypass_allowed: true,
+      ssl: true,
+      ssl_ca_cert_configured: true,
+    });
+    expect(created.credentials).toEqual([
+      expect.objectContaining({ username: pg().user, reviews_required: 2, default_credential: true }),
+    ]);
 
     const updated = await (await setup({ name: 'Orders' })).json();
     expect(updated.id).toBe(created.id);
-    expect(updated).toMatchObject({ name: 'Orders', review_bypass_allowed: false, ssl: false, ssl_ca_cert_configured: false });
+    expect(updated).toMatchObject({
+      name: 'Orders',
+      review_bypass_allowed: false,
+      ssl: false,
+      ssl_ca_cert_configured: false,
+    });
     expect(updated.credentials).toHaveLength(1);
     expect(updated.credentials[0]).toMatchObject({ id: created.credentials[0].id, reviews_required: 0 });
 
@@ -207,10 +257,18 @@ describe('PUT /setup and DELETE /remove/:api_id', () => {
 
 describe('GET /:id/check-connection/:username (SPEC.md 7)', () => {
   it('answers ok, the server message for a wrong password, and not found', async () => {
-    const db = await (await call('POST', '', pgBody({ credentials: [
-      { username: servers().postgres.user, password: servers().postgres.password },
-      { username: 'ghost', password: 'wrong-password-123' },
-    ] }))).json();
+    const db = await (
+      await call(
+        'POST',
+        '',
+        pgBody({
+          credentials: [
+            { username: servers().postgres.user, password: servers().postgres.password },
+            { username: 'ghost', password: 'wrong-password-123' },
+          ],
+        }),
+      )
+    ).json();
     const ok = await call('GET', `/${db.id}/check-connection/${servers().postgres.user}`);
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toMatch(/^text\/plain/);
@@ -232,10 +290,28 @@ describe('GET /:id/check-connection/:username (SPEC.md 7)', () => {
 
   it('works for MariaDB and ClickHouse too', async () => {
     const my = servers().mariadb;
-    const mdb = await (await call('POST', '', { name: 'maria', adapter: 'mysql', hostname: my.host, port: my.port, database: my.database, credentials: [{ username: my.user, password: my.password }] })).json();
+    const mdb = await (
+      await call('POST', '', {
+        name: 'maria',
+        adapter: 'mysql',
+        hostname: my.host,
+        port: my.port,
+        database: my.database,
+        credentials: [{ username: my.user, password: my.password }],
+      })
+    ).json();
     expect(await (await call('GET', `/${mdb.id}/check-connection/${my.user}`)).text()).toBe('ok');
     const ch = servers().clickhouse;
-    const cdb = await (await call('POST', '', { name: 'clicks', adapter: 'clickhouse', hostname: ch.host, port: ch.httpPort, database: ch.database, credentials: [{ username: ch.user, password: ch.password }] })).json();
+    const cdb = await (
+      await call('POST', '', {
+        name: 'clicks',
+        adapter: 'clickhouse',
+        hostname: ch.host,
+        port: ch.httpPort,
+        database: ch.database,
+        credentials: [{ username: ch.user, password: ch.password }],
+      })
+    ).json();
     expect(await (await call('GET', `/${cdb.id}/check-connection/${ch.user}`)).text()).toBe('ok');
   });
 });
@@ -252,19 +328,39 @@ describe('secrets stay secret', () => {
     };
     const created = JSON.parse(
       await keep(
-        await call('POST', '', pgBody({
-          ssl: true,
-          ssl_ca_cert: b64(pg.tls.caCert),
-          ssl_cert: b64(pg.tls.clientCert),
-          ssl_key: b64(pg.tls.clientKey),
-          credentials: [{ username: 'leaky', password: secretPassword }],
-        })),
+        await call(
+          'POST',
+          '',
+          pgBody({
+            ssl: true,
+            ssl_ca_cert: b64(pg.tls.caCert),
+            ssl_cert: b64(pg.tls.clientCert),
+            ssl_key: b64(pg.tls.clientKey),
+            credentials: [{ username: 'leaky', password: secretPassword }],
+          }),
+        ),
       ),
     );
     expect(created.ssl_client_cert_configured).toBe(true);
     await keep(await call('GET', `/${created.id}/check-connection/leaky`));
-    await keep(await call('PATCH', `/${created.id}`, { credentials: [{ username: 'x', password: secretPassword, default_credential: true }, { username: 'x', password: secretPassword }] }));
-    await keep(await call('POST', '', pgBody({ ssl_key: b64(pg.tls.clientKey), credentials: [{ username: 'y', password: secretPassword }] })));
+    await keep(
+      await call('PATCH', `/${created.id}`, {
+        credentials: [
+          { username: 'x', password: secretPassword, default_credential: true },
+          { username: 'x', password: secretPassword },
+        ],
+      }),
+    );
+    await keep(
+      await call(
+        'POST',
+        '',
+        pgBody({
+          ssl_key: b64(pg.tls.clientKey),
+          credentials: [{ username: 'y', password: secretPassword }],
+        }),
+      ),
+    );
     await keep(await call('GET', `/${created.id}`));
     const everything = bodies.join('\n') + svc.logs.join('\n');
     expect(everything).not.toContain(secretPassword);

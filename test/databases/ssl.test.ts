@@ -12,7 +12,11 @@ afterAll(async () => svc?.stop());
 
 const b64 = (pem: string) => Buffer.from(pem).toString('base64');
 
-async function check(engine: 'postgres' | 'mariadb', settings: Record<string, unknown>, as?: 'cert'): Promise<string> {
+async function check(
+  engine: 'postgres' | 'mariadb',
+  settings: Record<string, unknown>,
+  as?: 'cert',
+): Promise<string> {
   const s = servers()[engine];
   const username = as === 'cert' ? s.certUser : s.user;
   const created = await svc.fetch('/api/v1/desk/databases', {
@@ -60,7 +64,9 @@ for (const engine of ['postgres', 'mariadb'] as const) {
     });
 
     it('verify_server_hostname passes for the name in the certificate', async () => {
-      expect(await check(engine, { ssl: true, ssl_ca_cert: b64(tls().caCert), verify_server_hostname: true })).toBe('ok');
+      expect(
+        await check(engine, { ssl: true, ssl_ca_cert: b64(tls().caCert), verify_server_hostname: true }),
+      ).toBe('ok');
     });
 
     it('verify_server_hostname fails for another name of the same server', async () => {
@@ -75,13 +81,20 @@ for (const engine of ['postgres', 'mariadb'] as const) {
     });
 
     it('without verify_server_hostname the same wrong name is accepted (chain still verified)', async () => {
-      expect(await check(engine, { ssl: true, ssl_ca_cert: b64(tls().caCert), hostname: tls().wrongHostname })).toBe('ok');
+      expect(
+        await check(engine, { ssl: true, ssl_ca_cert: b64(tls().caCert), hostname: tls().wrongHostname }),
+      ).toBe('ok');
     });
 
     it('a client certificate logs in the certificate user', async () => {
       const answer = await check(
         engine,
-        { ssl: true, ssl_ca_cert: b64(tls().caCert), ssl_cert: b64(tls().clientCert), ssl_key: b64(tls().clientKey) },
+        {
+          ssl: true,
+          ssl_ca_cert: b64(tls().caCert),
+          ssl_cert: b64(tls().clientCert),
+          ssl_key: b64(tls().clientKey),
+        },
         'cert',
       );
       expect(answer).toBe('ok');

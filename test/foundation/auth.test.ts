@@ -43,22 +43,39 @@ describe('API key (x-api-key, SPEC.md 5.1)', () => {
     const { id, key } = (await created.json()) as { id: string; key: string };
     expect((await me({ 'x-api-key': key })).status).toBe(200);
 
-    const listed = await (await svc.fetch('/api/v1/api-keys', { headers: { 'x-api-key': svc.apiKey } })).text();
+    const listed = await (
+      await svc.fetch('/api/v1/api-keys', { headers: { 'x-api-key': svc.apiKey } })
+    ).text();
     expect(listed).toContain(id);
     expect(listed).not.toContain(key);
 
-    const revoked = await svc.fetch(`/api/v1/api-keys/${id}`, { method: 'DELETE', headers: { 'x-api-key': svc.apiKey } });
+    const revoked = await svc.fetch(`/api/v1/api-keys/${id}`, {
+      method: 'DELETE',
+      headers: { 'x-api-key': svc.apiKey },
+    });
     expect(revoked.status).toBe(204);
     expect((await me({ 'x-api-key': key })).status).toBe(401);
-    const again = await svc.fetch(`/api/v1/api-keys/${id}`, { method: 'DELETE', headers: { 'x-api-key': svc.apiKey } });
+    const again = await svc.fetch(`/api/v1/api-keys/${id}`, {
+      method: 'DELETE',
+      headers: { 'x-api-key': svc.apiKey },
+    });
     expect(again.status).toBe(404);
   });
 });
 
 describe('personal access token (Authorization: Bearer, SPEC.md 5.2)', () => {
   it('acts as its user; wrong, revoked, expired and disabled-user tokens are 401', async () => {
-    const user = await createUser(svc.deps.sql, { orgId: await orgId(), email: 'pat@example.test', role: 'member', password: null });
-    const { token, secret } = await createPersonalToken(svc.deps.sql, { userId: user.id, name: 't', expiresAt: null });
+    const user = await createUser(svc.deps.sql, {
+      orgId: await orgId(),
+      email: 'pat@example.test',
+      role: 'member',
+      password: null,
+    });
+    const { token, secret } = await createPersonalToken(svc.deps.sql, {
+      userId: user.id,
+      name: 't',
+      expiresAt: null,
+    });
     const ok = await me({ authorization: `Bearer ${secret}` });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ kind: 'user', user_id: user.id, via: 'token', role: 'member' });
@@ -67,10 +84,17 @@ describe('personal access token (Authorization: Bearer, SPEC.md 5.2)', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Bearer/);
 
-    const expired = await createPersonalToken(svc.deps.sql, { userId: user.id, name: 'old', expiresAt: new Date(Date.now() - 1000) });
+    const expired = await createPersonalToken(svc.deps.sql, {
+      userId: user.id,
+      name: 'old',
+      expiresAt: new Date(Date.now() - 1000),
+    });
     expect((await me({ authorization: `Bearer ${expired.secret}` })).status).toBe(401);
 
-    const del = await svc.fetch(`/api/v1/tokens/${token.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${secret}` } });
+    const del = await svc.fetch(`/api/v1/tokens/${token.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${secret}` },
+    });
     expect(del.status).toBe(204);
     expect((await me({ authorization: `Bearer ${secret}` })).status).toBe(401);
 
@@ -107,7 +131,11 @@ describe('cookie session (web pages)', () => {
   it('sign-in answers 303 with an HttpOnly SameSite=Lax cookie that authenticates', async () => {
     const res = await svc.fetch('/login', {
       method: 'POST',
-      body: new URLSearchParams({ email: svc.admin.email, password: svc.admin.password, next: '/dashboards' }),
+      body: new URLSearchParams({
+        email: svc.admin.email,
+        password: svc.admin.password,
+        next: '/dashboards',
+      }),
       redirect: 'manual',
     });
     expect(res.status).toBe(303);
@@ -117,7 +145,12 @@ describe('cookie session (web pages)', () => {
     expect(cookie).toMatch(/SameSite=Lax/);
     const value = /cs_session=([^;]+)/.exec(cookie)![1];
     const who = await me({ cookie: `cs_session=${value}` });
-    expect(await who.json()).toMatchObject({ kind: 'user', via: 'session', email: svc.admin.email, role: 'super_admin' });
+    expect(await who.json()).toMatchObject({
+      kind: 'user',
+      via: 'session',
+      email: svc.admin.email,
+      role: 'super_admin',
+    });
   });
 
   it('a wrong password is refused without a cookie; an open redirect is not followed', async () => {
@@ -130,7 +163,11 @@ describe('cookie session (web pages)', () => {
     expect(res.headers.get('set-cookie')).toBeNull();
     const evil = await svc.fetch('/login', {
       method: 'POST',
-      body: new URLSearchParams({ email: svc.admin.email, password: svc.admin.password, next: '//evil.example/' }),
+      body: new URLSearchParams({
+        email: svc.admin.email,
+        password: svc.admin.password,
+        next: '//evil.example/',
+      }),
       redirect: 'manual',
     });
     expect(evil.headers.get('location')).toBe('/');
@@ -150,9 +187,19 @@ describe('cookie session (web pages)', () => {
   });
 
   it('a wrong cookie is 401 and a signed-out session stops working', async () => {
-    expect((await me({ cookie: 'cs_session=csses_01M7ZJQEWKV8HR45Y5E3J2CXXG_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).status).toBe(401);
+    expect(
+      (
+        await me({
+          cookie: 'cs_session=csses_01M7ZJQEWKV8HR45Y5E3J2CXXG_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+        })
+      ).status,
+    ).toBe(401);
     const s = await signIn(svc, svc.admin.email, svc.admin.password);
-    const out = await svc.fetch('/logout', { method: 'POST', headers: { cookie: s.cookie }, redirect: 'manual' });
+    const out = await svc.fetch('/logout', {
+      method: 'POST',
+      headers: { cookie: s.cookie },
+      redirect: 'manual',
+    });
     expect(out.status).toBe(303);
     expect((await me({ cookie: s.cookie })).status).toBe(401);
   });

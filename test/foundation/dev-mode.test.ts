@@ -40,7 +40,9 @@ describe('npm run dev (embedded PGlite store and local Temporal dev server)', ()
       const ready = await fetch(`${dev.apiUrl}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', temporal: 'ok' } });
       expect((await fetch(`${dev.apiUrl}/api/v1/me`, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
-      expect((await fetch(`${dev.apiUrl}/api/v1/me`, { headers: { 'x-api-key': 'wrong' } })).status).toBe(401);
+      expect((await fetch(`${dev.apiUrl}/api/v1/me`, { headers: { 'x-api-key': 'wrong' } })).status).toBe(
+        401,
+      );
     } finally {
       await dev.stop();
     }

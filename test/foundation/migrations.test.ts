@@ -20,7 +20,14 @@ describe('store migrations', () => {
       const tables = await a<{ table_name: string }[]>`
         select table_name from information_schema.tables where table_schema = 'public' order by table_name`;
       expect(tables.map((t) => t.table_name)).toEqual(
-        expect.arrayContaining(['organizations', 'users', 'api_keys', 'personal_tokens', 'sessions', 'schema_migrations']),
+        expect.arrayContaining([
+          'organizations',
+          'users',
+          'api_keys',
+          'personal_tokens',
+          'sessions',
+          'schema_migrations',
+        ]),
       );
     } finally {
       await a.end();
@@ -33,7 +40,9 @@ describe('store migrations', () => {
     const store = await createTestStore();
     const sql = openStore(store.url, { max: 1 });
     try {
-      const bad = [{ version: 1, name: 'broken', sql: 'create table ok_table (id int); select no_such_function();' }];
+      const bad = [
+        { version: 1, name: 'broken', sql: 'create table ok_table (id int); select no_such_function();' },
+      ];
       await expect(migrate(sql, bad)).rejects.toThrow(/no_such_function/);
       const [row] = await sql`select to_regclass('ok_table') as t`;
       expect(row!.t).toBeNull();

@@ -8,8 +8,14 @@ let memberToken: string;
 beforeAll(async () => {
   svc = await startTestService();
   const org = await firstOrganization(svc.deps.sql);
-  const member = await createUser(svc.deps.sql, { orgId: org!.id, email: 'm@example.test', role: 'member', password: null });
-  memberToken = (await createPersonalToken(svc.deps.sql, { userId: member.id, name: 'm', expiresAt: null })).secret;
+  const member = await createUser(svc.deps.sql, {
+    orgId: org!.id,
+    email: 'm@example.test',
+    role: 'member',
+    password: null,
+  });
+  memberToken = (await createPersonalToken(svc.deps.sql, { userId: member.id, name: 'm', expiresAt: null }))
+    .secret;
 });
 afterAll(async () => svc?.stop());
 
@@ -17,13 +23,22 @@ async function expectProblem(res: Response, status: number) {
   expect(res.status).toBe(status);
   expect(res.headers.get('content-type')).toBe('application/problem+json');
   const body = await res.json();
-  expect(body).toMatchObject({ status, type: expect.stringMatching(/\/problems\//), title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    status,
+    type: expect.stringMatching(/\/problems\//),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   return body;
 }
 
 describe('RFC 9457 problem responses', () => {
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-    svc.fetch(path, { method: 'POST', headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json', ...headers }, body });
+    svc.fetch(path, {
+      method: 'POST',
+      headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json', ...headers },
+      body,
+    });
 
   it('400 for a body that is not JSON, and nothing is written', async () => {
     const before = await svc.deps.sql`select count(*)::int as n from api_keys`;
@@ -44,7 +59,13 @@ describe('RFC 9457 problem responses', () => {
 
   it('404 for an unknown route and an unknown object', async () => {
     await expectProblem(await svc.fetch('/api/v1/nothing-here'), 404);
-    await expectProblem(await svc.fetch('/api/v1/api-keys/key_01M7ZJQEWKV8HR45Y5E3J2CXXG', { method: 'DELETE', headers: { 'x-api-key': svc.apiKey } }), 404);
+    await expectProblem(
+      await svc.fetch('/api/v1/api-keys/key_01M7ZJQEWKV8HR45Y5E3J2CXXG', {
+        method: 'DELETE',
+        headers: { 'x-api-key': svc.apiKey },
+      }),
+      404,
+    );
   });
 
   it('422 names each bad field, and nothing is written', async () => {
@@ -70,7 +91,10 @@ describe('health', () => {
     const ready = await svc.fetch('/readyz');
     // This service was started without Temporal: not ready, and it says why.
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'not ready', checks: { store: 'ok', temporal: 'not configured' } });
+    expect(await ready.json()).toEqual({
+      status: 'not ready',
+      checks: { store: 'ok', temporal: 'not configured' },
+    });
   });
 
   it('/readyz is 200 when Temporal is connected', async () => {
@@ -89,7 +113,10 @@ describe('secrets never reach the logs', () => {
   it('no API key, token, password or cookie appears in any log line', async () => {
     await svc.fetch('/api/v1/me', { headers: { 'x-api-key': svc.apiKey } });
     await svc.fetch('/api/v1/me', { headers: { authorization: `Bearer ${memberToken}` } });
-    await svc.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: svc.admin.email, password: svc.admin.password }) });
+    await svc.fetch('/login', {
+      method: 'POST',
+      body: new URLSearchParams({ email: svc.admin.email, password: svc.admin.password }),
+    });
     const all = svc.logs.join('\n');
     expect(svc.logs.length).toBeGreaterThan(3);
     for (const secret of [svc.apiKey, memberToken, svc.admin.password]) expect(all).not.toContain(secret);

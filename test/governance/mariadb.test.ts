@@ -89,6 +89,51 @@ describe('query requests on MariaDB', () => {
   });
 });
 
+describe('access and bypass on MariaDB', () => {
+  it('answers 404 to a user without a grant on a restricted database, and serves them once granted', async () => {
+    const restricted = await w.database('mariadb', { restrict_access: true });
+    const ask = () =>
+      w.as(reviewer, 'POST', base, {
+        database_id: restricted.id,
+        statement: `select name from ${w.table} where id = 3`,
+      });
+    expect((await ask()).status).toBe(404);
+    await w.as('key', 'POST', `/api/v1/desk/databases/${restricted.id}/grants`, { user_id: reviewer.id });
+    expect((await json<SubmitJson>(await ask())).result?.rows).toEqual([['c']]);
+  });
+
+  it('lets a super admin bypass with acknowledgment only where the database allows it', async () => {
+    const allowing = await w.database('mariadb', { review_bypass_allowed: true }, 2);
+    const statement = `select name from ${w.table} where id = ?`;
+    const without = await w.as(w.root, 'POST', base, {
+      database_id: allowing.id,
+      statement,
+      params: [2],
+      bypass_review: {},
+    });
+    expect(without.status).toBe(403);
+    const ok = await w.as(w.root, 'POST', base, {
+      database_id: allowing.id,
+      statement,
+      params: [2],
+      bypass_review: { acknowledge_override: true },
+    });
+    expect(ok.status).toBe(200);
+    expect(await json(ok)).toMatchObject({
+      request: { bypass: { bypassed: true } },
+      result: { rows: [['b']] },
+    });
+    const strictDb = await w.database('mariadb', {}, 1);
+    const refused = await w.as(w.root, 'POST', base, {
+      database_id: strictDb.id,
+      statement,
+      params: [2],
+      bypass_review: { acknowledge_override: true },
+    });
+    expect(refused.status).toBe(403);
+  });
+});
+
 describe('AI origin (DESIGN.md pipeline step 2)', () => {
   const actor = () => ({
     kind: 'user' as const,

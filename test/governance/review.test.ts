@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setUserDisabled } from '../../store/users.ts';
 import { type ChatPeer, startChatPeer } from '../peers/chat.ts';
 import {
   type AuditJson,
@@ -182,6 +183,20 @@ describe('query requests: the review gate', () => {
     expect(entries.find((e) => e.outcome === 'allowed')?.actor.user_id).toBe(author.id);
   });
 
+  it('does not run on approval for an author who was disabled meanwhile', async () => {
+    const leaver = await w.person('member', 'leaver');
+    await w.as('key', 'POST', `/api/v1/desk/databases/${db.id}/grants`, { user_id: leaver.id });
+    const { body } = await submit(leaver, 'select 1', { run_on_approval: true });
+    const id = body.request!.id;
+    await setUserDisabled(w.svc.deps.sql, leaver.id, true);
+    const approved = await json<RequestJson & { run: { status: string; detail: string } }>(
+      await act(reviewer, id, 'approve'),
+    );
+    expect(approved.run).toEqual({ status: 'denied', detail: 'the author is no longer an active user' });
+    expect(approved.status).toBe('approved');
+    expect((await auditOf(id)).map((e) => e.outcome).sort()).toEqual(['denied', 'pending']);
+  });
+
   it('checks again at run time: an approver who lost access no longer counts', async () => {
     const { body } = await submit(author, `select id from ${w.table} where id = 1`);
     const id = body.request!.id;
@@ -219,7 +234,10 @@ describe('query requests: the review gate', () => {
     expect(res.status).toBe(202);
     const id = (await json<SubmitJson>(res)).request!.id;
     const approve = await w.as('key', 'POST', `${base}/${id}/approve`, {}, { 'x-act-as-user': reviewer.id });
-    expect(await json(approve)).toMatchObject({ status: 'approved' });
+    expect(await json(approve)).toMatchObject({
+      status: 'approved',
+      reviews: [{ user_id: reviewer.id, via_api_key_id: expect.stringMatching(/^key_/) }],
+    });
     const [entry] = await auditOf(id);
     expect(entry?.actor).toMatchObject({
       kind: 'user',

@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import postgres from 'postgres';
-import { createPoolRegistry } from '../../adapters/index.ts';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import type { Role } from '../../store/users.ts';
 import { servers } from '../harness/servers.ts';
@@ -50,7 +49,6 @@ export interface DatabaseJson {
 export async function startWorld(options: TestServiceOptions = {}): Promise<World> {
   const svc = await startTestService(options);
   // The pools of the process; the helper may build them itself already.
-  svc.deps.pools ??= createPoolRegistry();
   const [org] = await svc.deps.sql<{ id: string }[]>`select id from organizations`;
   const orgId = org!.id;
   const table = `gov_${randomBytes(5).toString('hex')}`;

@@ -1,7 +1,8 @@
 // vitest globalSetup for the integration project: starts the real servers once per run and hands
 // their addresses to every test file through provide/inject (see servers.ts).
-import type { TestProject } from 'vitest/node';
+
 import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
 import { WORKFLOWS_PATH } from '../../worker/worker.ts';
 import { startServers } from './start.ts';
 

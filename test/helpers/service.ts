@@ -1,15 +1,16 @@
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
-import { createPoolRegistry } from '../../adapters/index.ts';
 import { type RunningApi, startApi } from '../../api/server.ts';
 import { bootstrapAndAnnounce, openMigratedStore } from '../../cli/boot.ts';
 import { loadConfig } from '../../config/env.ts';
 import { connectTemporal, createLogger, type Deps } from '../../config/runtime.ts';
-import { Keyring, generateKey } from '../../store/crypto.ts';
+import { AgentHub } from '../../governance/agents/hub.ts';
+import { createAgentAwarePools } from '../../governance/agents/pools.ts';
+import { generateKey, Keyring } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
 import { mintSecret } from '../../store/secrets.ts';
-import { createTestStore } from '../harness/store.ts';
 import { servers } from '../harness/servers.ts';
+import { createTestStore } from '../harness/store.ts';
 
 /** A real service on a free port with its own fresh store, as a test file sees it. */
 export interface TestService {
@@ -30,6 +31,8 @@ export interface TestServiceOptions {
   /** Connect to the harness Temporal server (default false). */
   temporal?: boolean;
   env?: Record<string, string>;
+  /** Heartbeat interval of the agent hub (default 15 s; agent tests shorten it). */
+  agentHeartbeatMs?: number;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -59,13 +62,16 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     },
   });
   const sql = await openMigratedStore(store.url, { max: 5 });
+  const logger = createLogger('info', sink);
+  const agents = new AgentHub({ sql, logger }, options.agentHeartbeatMs);
   const deps: Deps = {
     config,
     sql,
     keyring: Keyring.fromBase64(config.encryptionKey!),
-    logger: createLogger('info', sink),
+    logger,
     temporal: options.temporal ? await connectTemporal(temporal.address, config) : null,
-    pools: createPoolRegistry(),
+    pools: createAgentAwarePools(agents),
+    agents,
   };
   await bootstrapAndAnnounce(deps, sink);
   const api = await startApi(deps);
@@ -79,6 +85,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     fetch: (path, init) => fetch(api.url + path, init),
     async stop() {
       await api.close();
+      await agents.close();
       await deps.pools.closeAll();
       await deps.temporal?.connection.close();
       await sql.end({ timeout: 5 });
@@ -88,7 +95,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
 }
 
 /** Signs in through the login form like a browser and returns the session cookie and CSRF token. */
-export async function signIn(svc: TestService, email: string, password: string): Promise<{ cookie: string; csrf: string }> {
+export async function signIn(
+  svc: TestService,
+  email: string,
+  password: string,
+): Promise<{ cookie: string; csrf: string }> {
   const res = await svc.fetch('/login', {
     method: 'POST',
     body: new URLSearchParams({ email, password, next: '/' }),

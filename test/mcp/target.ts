@@ -9,7 +9,15 @@ import type { TestService } from '../helpers/service.ts';
 /** Creates `table` with `rows` rows (id, name, email) in the harness database. */
 export async function createTable(table: string, rows: number): Promise<void> {
   const pg = servers().postgres;
-  const sql = postgres({ host: pg.host, port: pg.port, user: pg.user, password: pg.password, database: pg.database, ssl: false, onnotice: () => {} });
+  const sql = postgres({
+    host: pg.host,
+    port: pg.port,
+    user: pg.user,
+    password: pg.password,
+    database: pg.database,
+    ssl: false,
+    onnotice: () => {},
+  });
   try {
     await sql`drop table if exists ${sql(table)}`;
     await sql`create table ${sql(table)} (id int primary key, name text not null, email text not null)`;
@@ -29,7 +37,10 @@ export interface DatabaseOptions {
 }
 
 /** Registers the harness PostgreSQL as a database; returns its id and credential id. */
-export async function registerDatabase(svc: TestService, o: DatabaseOptions = {}): Promise<{ id: string; credentialId: string }> {
+export async function registerDatabase(
+  svc: TestService,
+  o: DatabaseOptions = {},
+): Promise<{ id: string; credentialId: string }> {
   // The shared helper does not wire target pools yet; the app reads deps.pools per call.
   svc.deps.pools ??= createPoolRegistry();
   const pg = servers().postgres;

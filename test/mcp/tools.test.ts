@@ -13,13 +13,18 @@ const member = { email: 'member@example.test', password: 'member password 123' }
 let memberId: string;
 const TABLE = `mcp_tools_${Date.now()}`;
 const dbs: Record<string, { id: string; credentialId: string }> = {};
+let protectedDb: string;
 
 beforeAll(async () => {
   svc = await startTestService();
   await createTable(TABLE, 20);
-  const [admin] = await svc.deps.sql<{ id: string; org_id: string }[]>`select id, org_id from users where lower(email) = ${svc.admin.email}`;
+  const [admin] = await svc.deps.sql<
+    { id: string; org_id: string }[]
+  >`select id, org_id from users where lower(email) = ${svc.admin.email}`;
   orgId = admin!.org_id;
-  memberId = (await createUser(svc.deps.sql, { orgId, email: member.email, role: 'member', password: member.password })).id;
+  memberId = (
+    await createUser(svc.deps.sql, { orgId, email: member.email, role: 'member', password: member.password })
+  ).id;
   dbs.open = await registerDatabase(svc, { name: 'open', ai_max_rows: 5 });
   dbs.noAi = await registerDatabase(svc, { name: 'no-ai', ai_enabled: false });
   dbs.noCred = await registerDatabase(svc, { name: 'no-ai-credential', ai_allowed: false });
@@ -67,6 +72,23 @@ describe('run_query governance for AI (SPEC.md 1.4, 8)', () => {
     expect(out.text).toBe('no such database');
   });
 
+  it('a granted restricted database works until the grant is removed, then the next query is refused', async () => {
+    const grants = `/api/v1/desk/databases/${dbs.restricted!.id}/grants`;
+    const headers = { 'x-api-key': svc.apiKey, 'content-type': 'application/json' };
+    expect(
+      (await svc.fetch(grants, { method: 'POST', headers, body: JSON.stringify({ user_id: memberId }) }))
+        .status,
+    ).toBe(201);
+    expect((await q(dbs.restricted!.id, 'select 1 as one')).data).toMatchObject({
+      status: 'executed',
+      rows: [[1]],
+    });
+    expect((await svc.fetch(`${grants}/${memberId}`, { method: 'DELETE', headers })).status).toBe(200);
+    const after = await q(dbs.restricted!.id, 'select 1 as one');
+    expect(after.isError).toBe(true);
+    expect(after.text).toBe('no such database');
+  });
+
   it('refuses a writing statement', async () => {
     const out = await q(dbs.open!.id, `delete from ${TABLE}`);
     expect(out.isError).toBe(true);
@@ -96,8 +118,16 @@ describe('review gate', () => {
       approvals: 0,
       yours: true,
     });
-    const [admin] = await svc.deps.sql<{ id: string }[]>`select id from users where lower(email) = ${svc.admin.email}`;
-    await reviewRequest(svc.deps, orgId, { kind: 'user', userId: admin!.id, role: 'super_admin' }, requestId, { verdict: 'approve', body: 'ok' });
+    const [admin] = await svc.deps.sql<
+      { id: string }[]
+    >`select id from users where lower(email) = ${svc.admin.email}`;
+    await reviewRequest(
+      svc.deps,
+      orgId,
+      { kind: 'user', userId: admin!.id, role: 'super_admin' },
+      requestId,
+      { verdict: 'approve', body: 'ok' },
+    );
     const ran = await callTool(mcp, 'run_query', { request_id: requestId });
     expect(ran.data).toMatchObject({ status: 'executed', rows: [['20']], request_id: requestId });
   });
@@ -112,13 +142,23 @@ describe('review gate', () => {
 describe('schema tools', () => {
   it('get_database_schema, search_schema and sample_table see the table', async () => {
     const schema = await callTool(mcp, 'get_database_schema', { database_id: dbs.open!.id });
-    const table = (schema.data!.tables as Array<{ name: string; columns: Array<{ name: string }> }>).find((t) => t.name === TABLE);
+    const table = (schema.data!.tables as Array<{ name: string; columns: Array<{ name: string }> }>).find(
+      (t) => t.name === TABLE,
+    );
     expect(table?.columns.map((c) => c.name)).toEqual(['id', 'name', 'email']);
     const found = await callTool(mcp, 'search_schema', { query: TABLE, database_id: dbs.open!.id });
-    expect(found.data!.matches).toContainEqual({ database_id: dbs.open!.id, schema: 'public', table: TABLE, kind: 'table' });
+    expect(found.data!.matches).toContainEqual({
+      database_id: dbs.open!.id,
+      schema: 'public',
+      table: TABLE,
+      kind: 'table',
+    });
     const sample = await callTool(mcp, 'sample_table', { database_id: dbs.open!.id, table: TABLE, limit: 3 });
     expect(sample.data).toMatchObject({ status: 'executed', columns: ['id', 'name', 'email'], num_rows: 3 });
-    const missing = await callTool(mcp, 'sample_table', { database_id: dbs.open!.id, table: 'nope; drop table x' });
+    const missing = await callTool(mcp, 'sample_table', {
+      database_id: dbs.open!.id,
+      table: 'nope; drop table x',
+    });
     expect(missing.isError).toBe(true);
   });
 
@@ -131,7 +171,36 @@ describe('schema tools', () => {
 describe('get_data_protection and query_history', () => {
   it('describes the policy per database (none assigned here)', async () => {
     const out = await callTool(mcp, 'get_data_protection', { database_id: dbs.open!.id });
-    expect(out.data).toEqual({ databases: [{ database_id: dbs.open!.id, name: 'open', policy: null, unnamed_columns: 'show', rules: [] }] });
+    expect(out.data).toEqual({
+      databases: [{ database_id: dbs.open!.id, name: 'open', policy: null, columns: [], notes: [] }],
+    });
+  });
+
+  it('names what the user’s policy masks', async () => {
+    const db = await registerDatabase(svc, { name: 'protected' });
+    const res = await svc.fetch(`/api/v1/desk/databases/${db.id}/policies`, {
+      method: 'POST',
+      headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'mask email',
+        rules: [
+          { table: TABLE, column: '*', action: 'show' },
+          { table: TABLE, column: 'email', action: 'mask' },
+        ],
+        assignments: { users: [memberId] },
+      }),
+    });
+    expect(res.status).toBe(201);
+    const described = await callTool(mcp, 'get_data_protection', { database_id: db.id });
+    const entry = (described.data!.databases as Array<Record<string, unknown>>)[0]!;
+    expect(entry.policy).toMatchObject({ name: 'mask email' });
+    expect(entry.columns).toContainEqual({ schema: 'public', table: TABLE, column: 'email', action: 'mask' });
+    protectedDb = db.id;
+  });
+
+  it('run_query results come back redacted by the user’s policy', async () => {
+    const out = await q(protectedDb, `select id, email from ${TABLE} where id = 1`);
+    expect(out.data).toMatchObject({ status: 'executed', rows: [[1, '****']] });
   });
 
   it('query_history shows the user’s AI activity, newest first, with the client name', async () => {

@@ -14,7 +14,10 @@ afterAll(async () => svc?.stop());
 
 describe('metadata (RFC 9728, RFC 8414)', () => {
   it('serves protected-resource metadata at the root and at the /mcp path, from BASE_URL', async () => {
-    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+    for (const path of [
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+    ]) {
       const res = await svc.fetch(path, { headers: { origin: 'https://client.example' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
@@ -59,14 +62,21 @@ describe('metadata (RFC 9728, RFC 8414)', () => {
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
     }
-    const res = await svc.fetch('/oauth/token', { method: 'POST', headers: { origin: 'https://client.example' } });
+    const res = await svc.fetch('/oauth/token', {
+      method: 'POST',
+      headers: { origin: 'https://client.example' },
+    });
     expect(res.headers.get('access-control-expose-headers')).toMatch(/WWW-Authenticate/i);
   });
 });
 
 describe('the whole flow with the MCP SDK client auth functions', () => {
   it('discovers, registers, authorizes with PKCE, signs in, consents, exchanges, refreshes, then uses /mcp', async () => {
-    const unauth = await svc.fetch('/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const unauth = await svc.fetch('/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(unauth.status).toBe(401);
     expect(unauth.headers.get('www-authenticate')).toBe(
       `Bearer resource_metadata="${svc.url}/.well-known/oauth-protected-resource/mcp", scope="mcp"`,
@@ -78,11 +88,18 @@ describe('the whole flow with the MCP SDK client auth functions', () => {
     expect(tokens.expires_in).toBe(600);
     const [, payload] = tokens.access_token.split('.');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
-    expect(claims).toMatchObject({ iss: svc.url, aud: `${svc.url}/mcp`, scope: 'mcp', client_id: client.client_id });
-    expect(JSON.parse(Buffer.from(tokens.access_token.split('.')[0]!, 'base64url').toString())).toMatchObject({
-      alg: 'ES256',
-      typ: 'at+jwt',
+    expect(claims).toMatchObject({
+      iss: svc.url,
+      aud: `${svc.url}/mcp`,
+      scope: 'mcp',
+      client_id: client.client_id,
     });
+    expect(JSON.parse(Buffer.from(tokens.access_token.split('.')[0]!, 'base64url').toString())).toMatchObject(
+      {
+        alg: 'ES256',
+        typ: 'at+jwt',
+      },
+    );
 
     const refreshed = await refreshAuthorization(discovered.issuer, {
       metadata: discovered.metadata,
@@ -107,15 +124,42 @@ describe('the whole flow with the MCP SDK client auth functions', () => {
       'get_data_protection',
       'query_history',
     ]);
-    const out = await callTool(mcp, 'run_query', { database_id: db.id, sql: `select name from ${TABLE} where id = $1`, params: [2] });
+    const out = await callTool(mcp, 'run_query', {
+      database_id: db.id,
+      sql: `select name from ${TABLE} where id = $1`,
+      params: [2],
+    });
     expect(out.isError).toBe(false);
-    expect(out.data).toMatchObject({ status: 'executed', columns: ['name'], rows: [['name 2']], num_rows: 1 });
+    expect(out.data).toMatchObject({
+      status: 'executed',
+      columns: ['name'],
+      rows: [['name 2']],
+      num_rows: 1,
+    });
     await mcp.close();
 
     // The query is in the audit log as AI-originated, naming the client.
     const audit = await svc.deps.sql<{ origin: string; ai_client_name: string; statement: string }[]>`
       select origin, ai_client_name, statement from audit_log where statement like ${`select name from ${TABLE}%`}`;
-    expect(audit).toEqual([{ origin: 'ai', ai_client_name: 'Test AI client', statement: `select name from ${TABLE} where id = $1` }]);
+    expect(audit).toEqual([
+      {
+        origin: 'ai',
+        ai_client_name: 'Test AI client',
+        statement: `select name from ${TABLE} where id = $1`,
+      },
+    ]);
+
+    // No token, refresh token or password reaches a log line.
+    const logs = svc.logs.join('');
+    for (const secret of [
+      tokens.access_token,
+      tokens.refresh_token!,
+      refreshed.access_token,
+      refreshed.refresh_token!,
+      svc.admin.password,
+    ]) {
+      expect(logs).not.toContain(secret);
+    }
   });
 });
 
@@ -146,10 +190,16 @@ describe('consent', () => {
 
     // A POST without the CSRF token is refused.
     const { csrf: _drop, ...noCsrf } = fields;
-    const forged = await browser.fetch(`${svc.url}/oauth/authorize`, { method: 'POST', body: new URLSearchParams({ ...noCsrf, decision: 'approve' }) });
+    const forged = await browser.fetch(`${svc.url}/oauth/authorize`, {
+      method: 'POST',
+      body: new URLSearchParams({ ...noCsrf, decision: 'approve' }),
+    });
     expect(forged.status).toBe(403);
 
-    const approved = await browser.fetch(`${svc.url}/oauth/authorize`, { method: 'POST', body: new URLSearchParams({ ...fields, decision: 'approve' }) });
+    const approved = await browser.fetch(`${svc.url}/oauth/authorize`, {
+      method: 'POST',
+      body: new URLSearchParams({ ...fields, decision: 'approve' }),
+    });
     expect(approved.status).toBe(303);
     const back = new URL(approved.headers.get('location')!);
     expect(back.searchParams.get('state')).toBe('xyz');
@@ -183,7 +233,11 @@ describe('consent', () => {
     });
     expect(res.status).toBe(303);
     const back = new URL(res.headers.get('location')!);
-    expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: 'access_denied', state: 's1', iss: svc.url });
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({
+      error: 'access_denied',
+      state: 's1',
+      iss: svc.url,
+    });
   });
 });
 
@@ -195,7 +249,9 @@ describe('connected clients page', () => {
     const page = await browser.fetch(`${svc.url}/oauth/connections`);
     const html = await page.text();
     expect(html).toContain('Test AI client');
-    const grantIds = [...html.matchAll(/action="\/oauth\/connections\/(ogr_[0-9A-Z]+)\/revoke"/g)].map((m) => m[1]!);
+    const grantIds = [...html.matchAll(/action="\/oauth\/connections\/(ogr_[0-9A-Z]+)\/revoke"/g)].map(
+      (m) => m[1]!,
+    );
     const csrf = formFields(html).csrf!;
     const [grant] = await svc.deps.sql<{ grant_id: string }[]>`
       select (claims->>'grant_id') as grant_id from (select ${JSON.parse(Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString())}::jsonb as claims) t`;
@@ -208,7 +264,11 @@ describe('connected clients page', () => {
     await expect(mcp.listTools()).rejects.toThrow();
     const raw = await svc.fetch('/mcp', {
       method: 'POST',
-      headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(raw.status).toBe(401);

@@ -73,7 +73,10 @@ export class Browser {
   }
 
   /** Follows redirects (any origin) until a non-redirect answer or a URL for which `stop` is true. */
-  async follow(url: string, stop: (u: URL) => boolean = () => false): Promise<{ res: Response; url: string }> {
+  async follow(
+    url: string,
+    stop: (u: URL) => boolean = () => false,
+  ): Promise<{ res: Response; url: string }> {
     let current = url;
     for (let i = 0; i < 20; i++) {
       const res = await this.fetch(current);
@@ -90,7 +93,10 @@ export class Browser {
   }
 
   async signIn(next: string, email: string, password: string): Promise<Response> {
-    return this.fetch(`${this.svc.url}/login`, { method: 'POST', body: new URLSearchParams({ email, password, next }) });
+    return this.fetch(`${this.svc.url}/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ email, password, next }),
+    });
   }
 }
 
@@ -98,7 +104,12 @@ export class Browser {
 export function formFields(html: string): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
-    fields[m[1]!] = m[2]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#39;/g, "'");
+    fields[m[1]!] = m[2]!
+      .replace(/&amp;/g, '&')
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&#39;/g, "'");
   }
   return fields;
 }
@@ -137,7 +148,12 @@ export async function connect(
   svc: TestService,
   user: { email: string; password: string },
   opts: { browser?: Browser; client?: OAuthClientInformationFull; discovered?: Discovered } = {},
-): Promise<{ tokens: OAuthTokens; client: OAuthClientInformationFull; discovered: Discovered; browser: Browser }> {
+): Promise<{
+  tokens: OAuthTokens;
+  client: OAuthClientInformationFull;
+  discovered: Discovered;
+  browser: Browser;
+}> {
   const discovered = opts.discovered ?? (await discover(svc));
   const client = opts.client ?? (await register(discovered));
   const browser = opts.browser ?? new Browser(svc);
@@ -151,7 +167,10 @@ export async function connect(
   });
   const back = await authorizeInBrowser(browser, authorizationUrl.toString(), user);
   const code = back.searchParams.get('code');
-  if (!code) throw new Error(`no code: ${back.searchParams.get('error')} ${back.searchParams.get('error_description')}`);
+  if (!code)
+    throw new Error(
+      `no code: ${back.searchParams.get('error')} ${back.searchParams.get('error_description')}`,
+    );
   const tokens = await exchangeAuthorization(discovered.issuer, {
     metadata: discovered.metadata,
     clientInformation: client,

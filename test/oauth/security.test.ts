@@ -1,10 +1,22 @@
-import { exchangeAuthorization, refreshAuthorization, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  exchangeAuthorization,
+  refreshAuthorization,
+  startAuthorization,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getSigningKey, signServiceJwt } from '../../identity/signing-keys.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { mcpClient } from '../mcp/target.ts';
-import { authorizeInBrowser, Browser, connect, type Discovered, discover, REDIRECT, register } from './flow.ts';
+import {
+  authorizeInBrowser,
+  Browser,
+  connect,
+  type Discovered,
+  discover,
+  REDIRECT,
+  register,
+} from './flow.ts';
 
 let svc: TestService;
 let d: Discovered;
@@ -35,7 +47,11 @@ function token(body: Record<string, string>, headers: Record<string, string> = {
 async function mcpStatus(accessToken: string): Promise<Response> {
   return svc.fetch('/mcp', {
     method: 'POST',
-    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${accessToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
 }
@@ -43,17 +59,31 @@ async function mcpStatus(accessToken: string): Promise<Response> {
 describe('PKCE (RFC 7636, RFC 9700 §2.1.1)', () => {
   it('refuses a request without code_challenge, redirecting invalid_request with state and iss', async () => {
     const client = await register(d);
-    const res = await authorize({ client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', state: 's' });
+    const res = await authorize({
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      state: 's',
+    });
     expect(res.status).toBe(302);
     const back = new URL(res.headers.get('location')!);
     expect(back.origin + back.pathname).toBe(REDIRECT);
-    expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: 'invalid_request', state: 's', iss: svc.url });
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({
+      error: 'invalid_request',
+      state: 's',
+      iss: svc.url,
+    });
   });
 
   it('refuses code_challenge_method=plain and a missing method', async () => {
     const client = await register(d);
     for (const method of ['plain', undefined]) {
-      const params: Record<string, string> = { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', code_challenge: CHALLENGE };
+      const params: Record<string, string> = {
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+        response_type: 'code',
+        code_challenge: CHALLENGE,
+      };
       if (method) params.code_challenge_method = method;
       const res = await authorize(params);
       expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
@@ -71,11 +101,23 @@ describe('PKCE (RFC 7636, RFC 9700 §2.1.1)', () => {
     const browser = new Browser(svc);
     const back = await authorizeInBrowser(browser, authorizationUrl.toString(), svc.admin);
     const code = back.searchParams.get('code')!;
-    const wrong = await token({ grant_type: 'authorization_code', code, code_verifier: `${codeVerifier.slice(0, -1)}${codeVerifier.endsWith('x') ? 'y' : 'x'}`, redirect_uri: REDIRECT, client_id: client.client_id });
+    const wrong = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: `${codeVerifier.slice(0, -1)}${codeVerifier.endsWith('x') ? 'y' : 'x'}`,
+      redirect_uri: REDIRECT,
+      client_id: client.client_id,
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.headers.get('cache-control')).toBe('no-store');
     expect((await wrong.json()).error).toBe('invalid_grant');
-    const right = await token({ grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: REDIRECT, client_id: client.client_id });
+    const right = await token({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: codeVerifier,
+      redirect_uri: REDIRECT,
+      client_id: client.client_id,
+    });
     expect((await right.json()).error).toBe('invalid_grant');
   });
 });
@@ -90,14 +132,24 @@ describe('authorization codes (OAuth 2.1 §4.1.3)', () => {
       resource: new URL(d.resource),
     });
     const back = await authorizeInBrowser(new Browser(svc), authorizationUrl.toString(), svc.admin);
-    const body = { grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: codeVerifier, redirect_uri: REDIRECT, client_id: client.client_id };
+    const body = {
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      code_verifier: codeVerifier,
+      redirect_uri: REDIRECT,
+      client_id: client.client_id,
+    };
     const first = await (await token(body)).json();
     expect((await mcpStatus(first.access_token)).status).toBe(200);
     const second = await token(body);
     expect(second.status).toBe(400);
     expect((await second.json()).error).toBe('invalid_grant');
     expect((await mcpStatus(first.access_token)).status).toBe(401);
-    const refresh = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.client_id });
+    const refresh = await token({
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: client.client_id,
+    });
     expect((await refresh.json()).error).toBe('invalid_grant');
   });
 
@@ -110,7 +162,13 @@ describe('authorization codes (OAuth 2.1 §4.1.3)', () => {
       resource: new URL(d.resource),
     });
     const back = await authorizeInBrowser(new Browser(svc), authorizationUrl.toString(), svc.admin);
-    const res = await token({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: codeVerifier, redirect_uri: 'https://app.example/cb', client_id: client.client_id });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      code_verifier: codeVerifier,
+      redirect_uri: 'https://app.example/cb',
+      client_id: client.client_id,
+    });
     expect((await res.json()).error).toBe('invalid_grant');
   });
 });
@@ -123,7 +181,12 @@ describe('redirect URIs (OAuth 2.1 §4.1.1, RFC 8252 §7.3)', () => {
       { client_id: client.client_id, redirect_uri: 'http://127.0.0.1:33418/other' },
       { client_id: 'cli_01J00000000000000000000000', redirect_uri: REDIRECT },
     ]) {
-      const res = await authorize({ ...params, response_type: 'code', code_challenge: CHALLENGE, code_challenge_method: 'S256' });
+      const res = await authorize({
+        ...params,
+        response_type: 'code',
+        code_challenge: CHALLENGE,
+        code_challenge_method: 'S256',
+      });
       expect(res.status).toBe(400);
       expect(res.headers.get('location')).toBeNull();
       expect(await res.text()).toContain('Cannot connect');
@@ -156,7 +219,11 @@ describe('resource indicators (RFC 8707)', () => {
       state: 'r',
     });
     const back = new URL(res.headers.get('location')!);
-    expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: 'invalid_target', state: 'r', iss: svc.url });
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({
+      error: 'invalid_target',
+      state: 'r',
+      iss: svc.url,
+    });
   });
 
   it('refuses a different resource at the token endpoint', async () => {
@@ -168,7 +235,14 @@ describe('resource indicators (RFC 8707)', () => {
       resource: new URL(d.resource),
     });
     const back = await authorizeInBrowser(new Browser(svc), authorizationUrl.toString(), svc.admin);
-    const res = await token({ grant_type: 'authorization_code', code: back.searchParams.get('code')!, code_verifier: codeVerifier, redirect_uri: REDIRECT, client_id: client.client_id, resource: 'https://other.example/mcp' });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      code_verifier: codeVerifier,
+      redirect_uri: REDIRECT,
+      client_id: client.client_id,
+      resource: 'https://other.example/mcp',
+    });
     expect((await res.json()).error).toBe('invalid_target');
   });
 });
@@ -176,7 +250,8 @@ describe('resource indicators (RFC 8707)', () => {
 describe('refresh token rotation (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2)', () => {
   it('a parallel refresh inside the grace period works; reuse after it revokes the whole grant', async () => {
     const { tokens, client } = await connect(svc, svc.admin);
-    const refresh = (rt: string) => token({ grant_type: 'refresh_token', refresh_token: rt, client_id: client.client_id });
+    const refresh = (rt: string) =>
+      token({ grant_type: 'refresh_token', refresh_token: rt, client_id: client.client_id });
     const a = await (await refresh(tokens.refresh_token!)).json();
     const b = await (await refresh(tokens.refresh_token!)).json();
     expect(a.access_token).toBeTruthy();
@@ -194,7 +269,11 @@ describe('refresh token rotation (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2)', () => 
   it('a refresh token works only for the client it was issued to', async () => {
     const { tokens } = await connect(svc, svc.admin);
     const other = await register(d);
-    const res = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: other.client_id });
+    const res = await token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: other.client_id,
+    });
     expect((await res.json()).error).toBe('invalid_grant');
   });
 });
@@ -204,19 +283,34 @@ describe('confidential clients (RFC 6749 §2.3.1)', () => {
     const client = await register(d, { token_endpoint_auth_method: 'client_secret_basic' });
     expect(client.client_secret).toMatch(/^csocs_/);
     expect(client.client_secret_expires_at).toBe(0);
-    const [row] = await svc.deps.sql<{ secret_hash: string }[]>`select secret_hash from oauth_clients where id = ${client.client_id}`;
+    const [row] = await svc.deps.sql<
+      { secret_hash: string }[]
+    >`select secret_hash from oauth_clients where id = ${client.client_id}`;
     expect(row!.secret_hash).not.toContain(client.client_secret!);
     const { tokens } = await connect(svc, svc.admin, { client, discovered: d });
     expect(tokens.access_token).toBeTruthy();
 
-    const basic = (secret: string) => `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`;
-    const wrong = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }, { authorization: basic(`${client.client_secret!.slice(0, -1)}A`) });
+    const basic = (secret: string) =>
+      `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`;
+    const wrong = await token(
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! },
+      { authorization: basic(`${client.client_secret!.slice(0, -1)}A`) },
+    );
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
     expect((await wrong.json()).error).toBe('invalid_client');
-    const none = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id });
+    const none = await token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: client.client_id,
+    });
     expect((await none.json()).error).toBe('invalid_client');
-    const post = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id, client_secret: client.client_secret! });
+    const post = await token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expect(post.status).toBe(200);
   });
 });
@@ -258,19 +352,30 @@ describe('access tokens at /mcp (RFC 9068, MCP authorization 2025-11-25)', () =>
     const { tokens } = await connect(svc, svc.admin);
     const res = await svc.fetch('/mcp', {
       method: 'POST',
-      headers: { origin: 'https://evil.example', authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        origin: 'https://evil.example',
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(403);
   });
 
-  it('a disabled user is refused on the next request', async () => {
-    const { tokens } = await connect(svc, svc.admin);
+  it('a disabled user is refused on the next request, and their refresh token issues nothing', async () => {
+    const { tokens, client } = await connect(svc, svc.admin);
     const mcp = await mcpClient(svc, tokens.access_token);
     await mcp.listTools();
     await svc.deps.sql`update users set disabled_at = now() where lower(email) = ${svc.admin.email}`;
     try {
       expect((await mcpStatus(tokens.access_token)).status).toBe(401);
+      const refresh = await token({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: client.client_id,
+      });
+      expect((await refresh.json()).error).toBe('invalid_grant');
     } finally {
       await svc.deps.sql`update users set disabled_at = null where lower(email) = ${svc.admin.email}`;
       await mcp.close();
@@ -285,22 +390,53 @@ describe('revocation (RFC 7009)', () => {
       svc.fetch('/oauth/revoke', {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ token: t, client_id: client.client_id, token_type_hint: 'refresh_token' }),
+        body: new URLSearchParams({
+          token: t,
+          client_id: client.client_id,
+          token_type_hint: 'refresh_token',
+        }),
       });
     expect((await revoke('not-a-token')).status).toBe(200);
     expect((await mcpStatus(tokens.access_token)).status).toBe(200);
     expect((await revoke(tokens.refresh_token!)).status).toBe(200);
     expect((await mcpStatus(tokens.access_token)).status).toBe(401);
   });
+
+  it('revoking an access token ends its grant too; another client cannot revoke it', async () => {
+    const { tokens, client } = await connect(svc, svc.admin);
+    const other = await register(d);
+    const revoke = (clientId: string) =>
+      svc.fetch('/oauth/revoke', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          token: tokens.access_token,
+          client_id: clientId,
+          token_type_hint: 'access_token',
+        }),
+      });
+    expect((await revoke(other.client_id)).status).toBe(200);
+    expect((await mcpStatus(tokens.access_token)).status).toBe(200);
+    expect((await revoke(client.client_id)).status).toBe(200);
+    expect((await mcpStatus(tokens.access_token)).status).toBe(401);
+  });
 });
 
 describe('dynamic client registration (RFC 7591)', () => {
   async function registerRaw(body: unknown): Promise<Response> {
-    return svc.fetch('/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return svc.fetch('/oauth/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   }
 
   it('fills defaults, ignores unknown fields and answers 201', async () => {
-    const res = await registerRaw({ redirect_uris: ['https://app.example/cb'], client_name: 'Defaults', software_statement_x: 'ignored' });
+    const res = await registerRaw({
+      redirect_uris: ['https://app.example/cb'],
+      client_name: 'Defaults',
+      software_statement_x: 'ignored',
+    });
     expect(res.status).toBe(201);
     const body = await res.json();
     expect(body).toMatchObject({
@@ -317,10 +453,21 @@ describe('dynamic client registration (RFC 7591)', () => {
   });
 
   it('accepts https, loopback http and private-use schemes; refuses others with invalid_redirect_uri', async () => {
-    for (const uri of ['https://claude.ai/api/mcp/auth_callback', 'http://localhost:6274/oauth/callback', 'cursor://anysphere.cursor-mcp/oauth/callback']) {
-      expect((await registerRaw({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })).status).toBe(201);
+    for (const uri of [
+      'https://claude.ai/api/mcp/auth_callback',
+      'http://localhost:6274/oauth/callback',
+      'cursor://anysphere.cursor-mcp/oauth/callback',
+    ]) {
+      expect((await registerRaw({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })).status).toBe(
+        201,
+      );
     }
-    for (const uri of ['http://app.example/cb', 'javascript:alert(1)', 'https://app.example/cb#frag', 'not a uri']) {
+    for (const uri of [
+      'http://app.example/cb',
+      'javascript:alert(1)',
+      'https://app.example/cb#frag',
+      'not a uri',
+    ]) {
       const res = await registerRaw({ redirect_uris: [uri], token_endpoint_auth_method: 'none' });
       expect(res.status).toBe(400);
       expect((await res.json()).error).toBe('invalid_redirect_uri');
@@ -345,7 +492,10 @@ describe('dynamic client registration (RFC 7591)', () => {
       select 'cli_bulk' || g, 'bulk', '{https://a.example/cb}', '{authorization_code}', '{code}', 'none', 'mcp',
         encode(sha256(convert_to('127.0.0.1', 'UTF8')), 'hex')
       from generate_series(1, 40) g`;
-    const res = await registerRaw({ redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'none' });
+    const res = await registerRaw({
+      redirect_uris: ['https://a.example/cb'],
+      token_endpoint_auth_method: 'none',
+    });
     expect(res.status).toBe(429);
     await svc.deps.sql`delete from oauth_clients where id like 'cli_bulk%'`;
   });
@@ -356,17 +506,31 @@ describe('token endpoint basics', () => {
     const client = await register(d);
     const res = await token({ grant_type: 'password', client_id: client.client_id });
     expect((await res.json()).error).toBe('unsupported_grant_type');
-    const json = await svc.fetch('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const json = await svc.fetch('/oauth/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect((await json.json()).error).toBe('invalid_request');
   });
 
   it('the SDK surfaces a refused exchange as an error', async () => {
     const client = await register(d);
     await expect(
-      exchangeAuthorization(d.issuer, { metadata: d.metadata, clientInformation: client, authorizationCode: 'csoac_01J00000000000000000000000_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', codeVerifier: 'v'.repeat(43), redirectUri: REDIRECT }),
+      exchangeAuthorization(d.issuer, {
+        metadata: d.metadata,
+        clientInformation: client,
+        authorizationCode: 'csoac_01J00000000000000000000000_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+        codeVerifier: 'v'.repeat(43),
+        redirectUri: REDIRECT,
+      }),
     ).rejects.toThrow();
     await expect(
-      refreshAuthorization(d.issuer, { metadata: d.metadata, clientInformation: client, refreshToken: 'nope' }),
+      refreshAuthorization(d.issuer, {
+        metadata: d.metadata,
+        clientInformation: client,
+        refreshToken: 'nope',
+      }),
     ).rejects.toThrow();
   });
 });

@@ -26,14 +26,28 @@ function admin(method: string, body?: unknown): Promise<Response> {
 
 describe('SSO configuration API', () => {
   it('sets the organization OIDC provider, seals the secret and never returns it', async () => {
-    const res = await admin('PUT', { issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, provision_role: 'member' });
+    const res = await admin('PUT', {
+      issuer: idp.issuer,
+      client_id: idp.clientId,
+      client_secret: idp.clientSecret,
+      provision_role: 'member',
+    });
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).not.toContain(idp.clientSecret);
-    expect(JSON.parse(text)).toMatchObject({ issuer: idp.issuer, client_id: idp.clientId, redirect_uri: `${svc.url}/login/sso/callback`, enabled: true });
-    const [row] = await svc.deps.sql<{ client_secret_enc: string }[]>`select client_secret_enc from sso_configs`;
+    expect(JSON.parse(text)).toMatchObject({
+      issuer: idp.issuer,
+      client_id: idp.clientId,
+      redirect_uri: `${svc.url}/login/sso/callback`,
+      enabled: true,
+    });
+    const [row] = await svc.deps.sql<
+      { client_secret_enc: string }[]
+    >`select client_secret_enc from sso_configs`;
     expect(row!.client_secret_enc.startsWith('cs1.')).toBe(true);
-    expect((await admin('PUT', { issuer: 'not a url', client_id: 'x', client_secret: 'y' })).status).toBe(422);
+    expect((await admin('PUT', { issuer: 'not a url', client_id: 'x', client_secret: 'y' })).status).toBe(
+      422,
+    );
     expect((await svc.fetch('/api/v1/sso', { method: 'GET' })).status).toBe(401);
   });
 });
@@ -89,7 +103,12 @@ describe('MCP authorization with the organization SSO (OIDC, oauth4webapi agains
   });
 
   it('refuses an IdP account whose email is not verified', async () => {
-    idp.account = { sub: 'idp-user-2', email: 'unverified@example.test', email_verified: false, name: 'Unverified' };
+    idp.account = {
+      sub: 'idp-user-2',
+      email: 'unverified@example.test',
+      email_verified: false,
+      name: 'Unverified',
+    };
     const [org] = await svc.deps.sql<{ org_id: string }[]>`select org_id from sso_configs`;
     const browser = new Browser(svc);
     const { res, url } = await browser.follow(`${svc.url}/login/sso?org=${org!.org_id}&next=/`);

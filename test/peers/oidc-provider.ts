@@ -21,7 +21,12 @@ export interface OidcPeer {
 }
 
 export async function startOidcProvider(redirectUri: string): Promise<OidcPeer> {
-  let handle: ((req: Parameters<Parameters<typeof listen>[0]>[0], res: Parameters<Parameters<typeof listen>[0]>[1]) => Promise<void>) | null = null;
+  let handle:
+    | ((
+        req: Parameters<Parameters<typeof listen>[0]>[0],
+        res: Parameters<Parameters<typeof listen>[0]>[1],
+      ) => Promise<void>)
+    | null = null;
   const server = await listen((req, res) => handle!(req, res));
   const peer: OidcPeer = {
     issuer: server.url,
@@ -55,13 +60,28 @@ export async function startOidcProvider(redirectUri: string): Promise<OidcPeer> 
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
     const details = await provider.interactionDetails(req, res);
     if (details.prompt.name === 'login') {
-      return provider.interactionFinished(req, res, { login: { accountId: peer.account.sub } }, { mergeWithLastSubmission: false });
+      return provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: peer.account.sub } },
+        { mergeWithLastSubmission: false },
+      );
     }
-    const grant = new provider.Grant({ accountId: details.session!.accountId, clientId: String(details.params.client_id) });
-    if (details.prompt.details.missingOIDCScope) grant.addOIDCScope(details.prompt.details.missingOIDCScope.join(' '));
-    if (details.prompt.details.missingOIDCClaims) grant.addOIDCClaims(details.prompt.details.missingOIDCClaims);
+    const grant = new provider.Grant({
+      accountId: details.session!.accountId,
+      clientId: String(details.params.client_id),
+    });
+    if (details.prompt.details.missingOIDCScope)
+      grant.addOIDCScope(details.prompt.details.missingOIDCScope.join(' '));
+    if (details.prompt.details.missingOIDCClaims)
+      grant.addOIDCClaims(details.prompt.details.missingOIDCClaims);
     const grantId = await grant.save();
-    return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    return provider.interactionFinished(
+      req,
+      res,
+      { consent: { grantId } },
+      { mergeWithLastSubmission: true },
+    );
   };
   return peer;
 }

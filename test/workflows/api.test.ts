@@ -59,7 +59,7 @@ describe('POST /api/v1/workflows', () => {
     [
       'an unknown __type__',
       { steps: [{ name: 's', action: { __type__: 'email', to: 'x' } }] },
-      'steps.0.action',
+      'steps.0.action.__type__',
     ],
     ['duplicate step names', { steps: [chatStep, chatStep] }, 'steps.1.name'],
     [

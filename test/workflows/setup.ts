@@ -1,12 +1,11 @@
 // What every workflow test file starts with: the local peers (chat, tracker, HTTP receiver), a
 // real service connected to the shared Temporal server, a worker on its task queue, and a
 // PostgreSQL database registered through the databases API.
-import { createPoolRegistry } from '../../adapters/index.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { firstOrganization } from '../../store/users.ts';
 import { type RunningWorker, startWorker } from '../../worker/worker.ts';
-import { servers } from '../harness/servers.ts';
+import { servers, workflowBundle } from '../harness/servers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { type ChatPeer, startChatPeer } from '../peers/chat.ts';
 import { type Receiver, startReceiver } from '../peers/receiver.ts';
@@ -102,8 +101,12 @@ export async function startWorkflowEnv(
       ...(opts.env ?? {}),
     },
   });
-  ensurePools(svc.deps);
-  const worker = opts.worker === false ? null : await startWorker(svc.deps, servers().temporal.address);
+  const worker =
+    opts.worker === false
+      ? null
+      : await startWorker(svc.deps, servers().temporal.address, {
+          workflowBundle: workflowBundle(),
+        });
 
   const api: WorkflowEnv['api'] = async (method, path, body, headers) => {
     const res = await svc.fetch(path, {
@@ -167,11 +170,6 @@ export async function startWorkflowEnv(
       await Promise.all([chat.close(), tracker.close(), receiver.close()]);
     },
   };
-}
-
-/** Until the test service's deps carry target-database pools, give them a registry of their own. */
-function ensurePools(deps: Deps): void {
-  if (!(deps as Partial<Deps>).pools) (deps as { pools: Deps['pools'] }).pools = createPoolRegistry();
 }
 
 /** Runs the run endpoint and returns the run id from its plain-text answer. */

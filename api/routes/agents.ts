@@ -1,0 +1,41 @@
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import { listAgents, registerAgent, revokeAgent } from '../../governance/agents/agents.ts';
+import type { AppEnv } from '../env.ts';
+import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { jsonBody } from '../validate.ts';
+
+const RegisterAgent = v.object({
+  name: v.pipe(
+    v.string(),
+    v.trim(),
+    v.minLength(1, 'name is required'),
+    v.maxLength(100),
+    v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash and underscore'),
+  ),
+});
+
+/** Agents of the organization, under /api/v1/agents (agent/README.md): admins only. */
+export function agentRoutes(deps: Pick<Deps, 'sql' | 'agents'>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
+  app.post('/', async (c) => {
+    const body = await jsonBody(c, RegisterAgent);
+    const p = c.get('principal');
+    const { agent, token } = await registerAgent(deps, {
+      orgId: p.orgId,
+      name: body.name,
+      createdBy: p.kind === 'user' ? p.userId : null,
+    });
+    // The token is shown once (STYLE.md 8: responses carrying tokens are not cached).
+    c.header('cache-control', 'no-store');
+    return c.json({ ...agent, token }, 201);
+  });
+  app.get('/', async (c) => c.json({ data: await listAgents(deps, c.get('principal').orgId) }));
+  app.delete('/:id', async (c) => {
+    await revokeAgent(deps, c.get('principal').orgId, c.req.param('id'));
+    return c.body(null, 204);
+  });
+  return app;
+}

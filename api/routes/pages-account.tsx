@@ -1,0 +1,124 @@
+// The audit log page (admins) and the user's own settings: tokens and connected AI clients.
+import { Hono } from 'hono';
+import type { Deps } from '../../config/runtime.ts';
+import { searchEntries } from '../../governance/audit-export.ts';
+import { listDatabases } from '../../governance/databases.ts';
+import { createPersonalToken, revokeUserToken } from '../../identity/manage.ts';
+import { disconnectClient, listConnectedClients } from '../../identity/oauth-grants.ts';
+import { listPersonalTokens } from '../../store/personal-tokens.ts';
+import { listUsers } from '../../store/users.ts';
+import { type AuditFilters, AuditPage } from '../pages/audit.tsx';
+import { type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import { SettingsPage } from '../pages/settings.tsx';
+import { actorOf } from './databases.ts';
+
+const AUDIT_PAGE = 100;
+
+export function accountPageRoutes(deps: Deps): Hono<PageEnv> {
+  const app = new Hono<PageEnv>();
+
+  app.get('/audit', async (c) => {
+    const p = c.get('principal');
+    // The same rule as GET /api/v1/audit: admins and super admins only.
+    if (p.role === 'member')
+      return render(c, null, 'Not allowed', <p class="error">The audit log is for admins.</p>, 403);
+    const q = c.req.query();
+    const filters: AuditFilters = {
+      person: q.person ?? '',
+      database: q.database ?? '',
+      outcome: ['allowed', 'pending', 'denied', 'failed'].includes(q.outcome ?? '') ? (q.outcome ?? '') : '',
+      aiOnly: q.ai === '1',
+      bypassedOnly: q.bypassed === '1',
+    };
+    const cursor = /^\d+$/.test(q.cursor ?? '') ? q.cursor : undefined;
+    const [page, users, dbs] = await Promise.all([
+      searchEntries(
+        deps.sql,
+        p.orgId,
+        {
+          actor: filters.person || undefined,
+          databaseId: filters.database || undefined,
+          outcome: (filters.outcome || undefined) as 'allowed' | 'pending' | 'denied' | 'failed' | undefined,
+          origin: filters.aiOnly ? 'ai' : undefined,
+          bypassedOnly: filters.bypassedOnly,
+        },
+        { cursor, limit: AUDIT_PAGE },
+      ),
+      listUsers(deps.sql, p.orgId),
+      listDatabases(deps.sql, p.orgId, actorOf(p), { limit: 500 }),
+    ]);
+    return render(
+      c,
+      'audit',
+      'Audit log',
+      <AuditPage
+        entries={page.items}
+        filters={filters}
+        people={users.map((u) => ({ id: u.id, email: u.email }))}
+        databases={dbs.items.map(({ db }) => ({ id: db.id, name: db.name }))}
+        nextCursor={page.nextCursor}
+      />,
+    );
+  });
+
+  app.get('/settings', (c) => settingsPage(c, {}));
+
+  // The new secret is shown on this response only (never in a URL, a redirect or the store).
+  app.post('/settings/tokens', async (c) => {
+    const p = c.get('principal');
+    const form = c.get('form');
+    const name = (form.name ?? '').trim();
+    const days = (form.expires_in_days ?? '').trim();
+    if (name === '' || name.length > 200)
+      return settingsPage(c, { error: 'A token needs a name (up to 200 characters).' }, 422);
+    if (days !== '' && !(/^\d+$/.test(days) && Number(days) >= 1 && Number(days) <= 3650))
+      return settingsPage(c, { error: 'Expiry must be a whole number of days between 1 and 3650.' }, 422);
+    const { secret } = await createPersonalToken(deps.sql, {
+      userId: p.userId,
+      name,
+      expiresAt: days === '' ? null : new Date(Date.now() + Number(days) * 86_400_000),
+    });
+    return settingsPage(c, { created: { name, secret } });
+  });
+
+  app.post('/settings/tokens/:id/revoke', async (c) => {
+    const ok = await revokeUserToken(deps.sql, c.get('principal').userId, c.req.param('id'));
+    return ok
+      ? redirectWith(c, '/settings', 'notice', 'The token was revoked.')
+      : redirectWith(c, '/settings', 'error', 'No such token.');
+  });
+
+  app.post('/settings/clients/:grantId/revoke', async (c) => {
+    const ok = await disconnectClient(deps.sql, c.get('principal').userId, c.req.param('grantId'));
+    return ok
+      ? redirectWith(c, '/settings', 'notice', 'The AI client was disconnected.')
+      : redirectWith(c, '/settings', 'error', 'No such connected client.');
+  });
+
+  async function settingsPage(
+    c: PageContext,
+    extra: { created?: { name: string; secret: string }; error?: string },
+    status: 200 | 422 = 200,
+  ) {
+    const p = c.get('principal');
+    const [tokens, clients] = await Promise.all([
+      listPersonalTokens(deps.sql, p.userId),
+      listConnectedClients(deps.sql, p.userId),
+    ]);
+    return render(
+      c,
+      'settings',
+      'Settings',
+      <SettingsPage
+        tokens={tokens}
+        clients={clients}
+        csrf={c.get('csrfToken')}
+        created={extra.created}
+        notice={c.req.query('notice')}
+        error={extra.error ?? c.req.query('error')}
+      />,
+      status,
+    );
+  }
+  return app;
+}

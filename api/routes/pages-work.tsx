@@ -1,0 +1,176 @@
+// Pages where people act on work waiting for them: query-request reviews and workflow runs.
+import { Hono } from 'hono';
+import type { Deps } from '../../config/runtime.ts';
+import { listDatabases } from '../../governance/databases.ts';
+import type { GovernanceDeps } from '../../governance/query.ts';
+import { cancelRequest, listQueryRequests, reviewRequest, runRequest } from '../../governance/requests.ts';
+import { listUsers } from '../../store/users.ts';
+import { findWorkflow, listWorkflows } from '../../store/workflows.ts';
+import { presentRun } from '../../workflows/manage/present.ts';
+import { decideApproval, getRun, listRuns } from '../../workflows/manage/runs.ts';
+import { runUrl } from '../../workflows/snapshot.ts';
+import { ResultTable } from '../pages/components.tsx';
+import { ReviewsPage } from '../pages/reviews.tsx';
+import { RunPage, RunsPage } from '../pages/runs.tsx';
+import { attempt, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import { actorOf } from './databases.ts';
+
+/** How many runs the runs page lists, newest first across workflows. */
+const RUNS_SHOWN = 50;
+
+export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
+  const app = new Hono<PageEnv>();
+
+  app.get('/reviews', async (c) => {
+    const p = c.get('principal');
+    const actor = actorOf(p);
+    const [pending, mine, users, dbs] = await Promise.all([
+      listQueryRequests(gov, p.orgId, actor, { status: 'pending', limit: 200 }),
+      listQueryRequests(gov, p.orgId, actor, { mine: true, limit: 200 }),
+      listUsers(deps.sql, p.orgId),
+      listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
+    ]);
+    const ctx = {
+      csrf: c.get('csrfToken'),
+      role: p.role,
+      emails: Object.fromEntries(users.map((u) => [u.id, u.email])),
+      databases: Object.fromEntries(
+        dbs.items.map(({ db }) => [
+          db.id,
+          { name: db.name, review_bypass_allowed: db.review_bypass_allowed },
+        ]),
+      ),
+    };
+    return render(
+      c,
+      'reviews',
+      'Reviews',
+      <ReviewsPage
+        waiting={pending.items.filter((r) => r.author_user_id !== p.userId)}
+        mine={mine.items.filter((r) => r.status === 'pending' || r.status === 'approved')}
+        ctx={ctx}
+        notice={c.req.query('notice')}
+        error={c.req.query('error')}
+      />,
+    );
+  });
+
+  app.post('/reviews/:id/review', async (c) => {
+    const p = c.get('principal');
+    const form = c.get('form');
+    const verdict = form.verdict === 'approve' || form.verdict === 'reject' ? form.verdict : 'comment';
+    const out = await attempt(() =>
+      reviewRequest(gov, p.orgId, actorOf(p), c.req.param('id'), { verdict, body: form.comment ?? '' }),
+    );
+    if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
+    const id = c.req.param('id');
+    const ran = out.value.run ? ` It ran: ${out.value.run.status}.` : '';
+    const said = { approve: 'Approved', reject: 'Rejected', comment: 'Commented on' }[verdict];
+    return redirectWith(c, '/reviews', 'notice', `${said} ${id}.${ran}`);
+  });
+
+  app.post('/reviews/:id/cancel', async (c) => {
+    const p = c.get('principal');
+    const out = await attempt(() => cancelRequest(gov, p.orgId, actorOf(p), c.req.param('id')));
+    if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
+    return redirectWith(c, '/reviews', 'notice', `Canceled ${c.req.param('id')}.`);
+  });
+
+  // Runs the author's approved request, or with the acknowledgment a super admin's bypass
+  // (SPEC.md 2.2). The result is shown on this response: it is the one time it is returned.
+  app.post('/reviews/:id/run', async (c) => {
+    const p = c.get('principal');
+    const form = c.get('form');
+    const bypass =
+      form.bypass === '1'
+        ? { acknowledged: form.acknowledge_override === 'true', reason: form.reason ?? null }
+        : null;
+    const out = await attempt(() => runRequest(gov, p.orgId, actorOf(p), c.req.param('id'), bypass));
+    if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
+    const r = out.value.outcome.result;
+    return render(
+      c,
+      'reviews',
+      'Query result',
+      <section>
+        <p class="muted">
+          <a href="/reviews">Reviews</a> /
+        </p>
+        <h1>Result of {c.req.param('id')}</h1>
+        {bypass ? (
+          <p class="warning">Run without the required reviews; recorded as a bypass in the audit log.</p>
+        ) : null}
+        <ResultTable columns={r.columns} rows={r.rows} truncated={r.truncated} />
+      </section>,
+    );
+  });
+
+  app.get('/runs', async (c) => {
+    const p = c.get('principal');
+    const workflows = await listWorkflows(deps.sql, p.orgId, { includeArchived: true, limit: 200 });
+    const perWorkflow = await Promise.all(
+      workflows.map((wf) => listRuns(deps, p.orgId, wf.id, { limit: RUNS_SHOWN })),
+    );
+    // Run ids are ULIDs: sorting them sorts by start time.
+    const runs = perWorkflow
+      .flat()
+      .sort((a, b) => (a.id < b.id ? 1 : -1))
+      .slice(0, RUNS_SHOWN);
+    const names = Object.fromEntries(workflows.map((w) => [w.id, w.name]));
+    return render(c, 'runs', 'Workflow runs', <RunsPage runs={runs} names={names} />);
+  });
+
+  app.get('/runs/:workflowId/:runId', async (c) => {
+    const p = c.get('principal');
+    const { workflowId, runId } = c.req.param();
+    const found = await attempt(() => getRun(deps, p.orgId, workflowId, runId));
+    if (!found.ok) return render(c, 'runs', 'Not found', <p class="error">{found.error.detail}</p>, 404);
+    const name = (await findWorkflow(deps.sql, p.orgId, workflowId))?.name ?? workflowId;
+    const temporalUrl = deps.config.temporalUiUrl
+      ? runUrl(
+          {
+            baseUrl: deps.config.baseUrl,
+            temporalUiUrl: deps.config.temporalUiUrl,
+            temporalNamespace: deps.config.temporalNamespace,
+          },
+          workflowId,
+          runId,
+        )
+      : null;
+    return render(
+      c,
+      'runs',
+      name,
+      <RunPage
+        run={presentRun(found.value.row, found.value.state)}
+        workflowName={name}
+        temporalUrl={temporalUrl}
+        viewerIsInitiator={found.value.row.initiator_user_id === p.userId}
+        csrf={c.get('csrfToken')}
+        notice={c.req.query('notice')}
+        error={c.req.query('error')}
+      />,
+    );
+  });
+
+  app.post('/runs/:workflowId/:runId/approvals', async (c) => {
+    const { workflowId, runId } = c.req.param();
+    const form = c.get('form');
+    const decision = form.decision === 'reject' ? 'reject' : 'approve';
+    const page = `/runs/${workflowId}/${runId}`;
+    const out = await attempt(() =>
+      decideApproval(deps, c.get('principal'), workflowId, runId, {
+        decision,
+        comment: form.comment || null,
+      }),
+    );
+    if (!out.ok) return redirectWith(c, page, 'error', out.error.detail);
+    return redirectWith(
+      c,
+      page,
+      'notice',
+      decision === 'approve' ? 'You approved this step.' : 'You rejected this step.',
+    );
+  });
+  return app;
+}

@@ -1,0 +1,257 @@
+// run_query through /mcp (HTTP, bearer JWT check, grant and user lookups, the governed pipeline
+// with its audit append) against the same 1-row query through @bytebase/dbhub's MCP
+// `execute_sql` (a direct, ungoverned MCP server) on the same PostgreSQL, in the same run.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import postgres from 'postgres';
+import * as v from 'valibot';
+import { createPoolRegistry } from '../adapters/index.ts';
+import { startApi } from '../api/server.ts';
+import { openMigratedStore } from '../cli/boot.ts';
+import { loadConfig } from '../config/env.ts';
+import { createLogger, type Deps } from '../config/runtime.ts';
+import { CreateDatabase } from '../governance/database-input.ts';
+import { createDatabase } from '../governance/databases.ts';
+import { createUser } from '../identity/manage.ts';
+import { approve, checkAuthorizationRequest, s256 } from '../identity/oauth-authorize.ts';
+import { registerClient } from '../identity/oauth-clients.ts';
+import { exchangeCode } from '../identity/oauth-tokens.ts';
+import { generateKey, Keyring } from '../store/crypto.ts';
+import { newId } from '../store/ids.ts';
+import { findClient } from '../store/oauth.ts';
+import { insertOrganization } from '../store/users.ts';
+import { freePorts } from '../test/harness/process.ts';
+import { startServers } from '../test/harness/start.ts';
+import { createTestStore } from '../test/harness/store.ts';
+import { type Bench, type BenchRow, percentile } from './report.ts';
+
+const SAMPLES = 1000;
+const WARMUP = 100;
+const CONCURRENCY = 8;
+const THROUGHPUT_CALLS = 2000;
+
+const pair = (xs: number[]) =>
+  `${percentile(xs, 50).toFixed(2)} ms p50, ${percentile(xs, 99).toFixed(2)} ms p99`;
+
+async function connectMcp(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'countersign-bench', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return client;
+}
+
+/** Sequential latency, interleaved call by call so drift hits both alike. */
+async function interleaved(n: number, fns: Array<() => Promise<unknown>>): Promise<number[][]> {
+  for (let i = 0; i < WARMUP; i++) for (const fn of fns) await fn();
+  const out = fns.map(() => [] as number[]);
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < fns.length; k++) {
+      const j = (i + k) % fns.length;
+      const t0 = performance.now();
+      await fns[j]!();
+      out[j]!.push(performance.now() - t0);
+    }
+  }
+  return out;
+}
+
+/** Calls per second: `CONCURRENCY` clients, each with its own connection, sharing the calls. */
+async function throughput(callers: Array<() => Promise<unknown>>): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    callers.map(async (call) => {
+      while (next++ < THROUGHPUT_CALLS) await call();
+    }),
+  );
+  return THROUGHPUT_CALLS / ((performance.now() - t0) / 1000);
+}
+
+function expectOk(result: Record<string, unknown>): void {
+  if (result.isError) throw new Error(`tool failed: ${JSON.stringify(result.content)}`);
+}
+
+const bench: Bench = {
+  name: 'mcp',
+  async run(): Promise<BenchRow[]> {
+    const started = await startServers({ log: () => {} });
+    const pg = started.servers.postgres;
+    const store = await createTestStore(pg);
+    const table = `bench_mcp_${Date.now()}`;
+    const bare = postgres({
+      host: pg.host,
+      port: pg.port,
+      database: pg.database,
+      username: pg.user,
+      password: pg.password,
+      max: 1,
+      onnotice: () => {},
+    });
+    const [apiPort, dbhubPort] = await freePorts(2);
+    const config = loadConfig({
+      DATABASE_URL: store.url,
+      PORT: String(apiPort),
+      COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
+      LOG_LEVEL: 'silent',
+    });
+    const sql = await openMigratedStore(store.url, { max: 10 });
+    const deps: Deps = {
+      config,
+      sql,
+      keyring: Keyring.fromBase64(config.encryptionKey!),
+      logger: createLogger('silent'),
+      temporal: null,
+      pools: createPoolRegistry(),
+    };
+    const api = await startApi(deps);
+    let dbhub: ChildProcess | null = null;
+    const clients: Client[] = [];
+    try {
+      await bare`create table ${bare(table)} (id int primary key, name text)`;
+      await bare`insert into ${bare(table)} values (1, 'a')`;
+      const org = await insertOrganization(sql, { id: newId('org'), name: 'bench' });
+      const user = await createUser(sql, {
+        orgId: org.id,
+        email: 'bench@example.test',
+        role: 'member',
+        password: null,
+      });
+      const { db } = await createDatabase(
+        deps,
+        org.id,
+        v.parse(CreateDatabase, {
+          name: 'bench',
+          adapter: 'postgres',
+          hostname: pg.host,
+          port: pg.port,
+          database: pg.database,
+          ai_enabled: true,
+          credentials: [
+            {
+              username: pg.user,
+              password: pg.password,
+              reviews_required: 0,
+              default_credential: true,
+              ai_allowed: true,
+            },
+          ],
+        }),
+      );
+      const token = await accessToken(deps, user.id);
+
+      const ours = await connectMcp(`${api.url}/mcp`, { authorization: `Bearer ${token}` });
+      clients.push(ours);
+      const statement = `select name from ${table} where id = 1`;
+      const viaCountersign = async () =>
+        expectOk(
+          await ours.callTool({ name: 'run_query', arguments: { database_id: db.id, sql: statement } }),
+        );
+
+      dbhub = spawn(
+        join(process.cwd(), 'node_modules/.bin/dbhub'),
+        [
+          '--transport',
+          'http',
+          '--port',
+          String(dbhubPort),
+          '--dsn',
+          `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${pg.host}:${pg.port}/${pg.database}?sslmode=disable`,
+        ],
+        { stdio: 'ignore' },
+      );
+      const theirs = await retry(() => connectMcp(`http://127.0.0.1:${dbhubPort}/mcp`));
+      clients.push(theirs);
+      const viaDbhub = async () =>
+        expectOk(await theirs.callTool({ name: 'execute_sql', arguments: { sql: statement } }));
+
+      const [countersign, direct] = await interleaved(SAMPLES, [viaCountersign, viaDbhub]);
+      const callers = async (
+        url: string,
+        headers: Record<string, string>,
+        call: (c: Client) => Promise<unknown>,
+      ) => {
+        const list: Array<() => Promise<unknown>> = [];
+        for (let i = 0; i < CONCURRENCY; i++) {
+          const c = await connectMcp(url, headers);
+          clients.push(c);
+          list.push(() => call(c));
+        }
+        return list;
+      };
+      const oursPerSecond = await throughput(
+        await callers(`${api.url}/mcp`, { authorization: `Bearer ${token}` }, async (c) =>
+          expectOk(
+            await c.callTool({ name: 'run_query', arguments: { database_id: db.id, sql: statement } }),
+          ),
+        ),
+      );
+      const theirsPerSecond = await throughput(
+        await callers(`http://127.0.0.1:${dbhubPort}/mcp`, {}, async (c) =>
+          expectOk(await c.callTool({ name: 'execute_sql', arguments: { sql: statement } })),
+        ),
+      );
+      const ratio = (percentile(countersign!, 50) / percentile(direct!, 50)).toFixed(2);
+      return [
+        {
+          figure: 'MCP run_query, 1-row query, sequential (governed, audited, bearer JWT)',
+          value: pair(countersign!),
+          baseline: `dbhub 1.4.0 execute_sql: ${pair(direct!)}`,
+          comparison: `+${(percentile(countersign!, 50) - percentile(direct!, 50)).toFixed(2)} ms p50 (ratio ${ratio})`,
+        },
+        {
+          figure: `MCP run_query calls/s, ${CONCURRENCY} concurrent clients`,
+          value: `${Math.round(oursPerSecond)} calls/s`,
+          baseline: `dbhub execute_sql: ${Math.round(theirsPerSecond)} calls/s`,
+          comparison: `ratio ${(oursPerSecond / theirsPerSecond).toFixed(2)}`,
+        },
+      ];
+    } finally {
+      for (const c of clients) await c.close().catch(() => {});
+      dbhub?.kill('SIGTERM');
+      await api.close();
+      await deps.pools.closeAll();
+      await bare`drop table if exists ${bare(table)}`.catch(() => {});
+      await bare.end({ timeout: 1 });
+      await sql.end({ timeout: 1 });
+      await store.drop();
+      await started.stop();
+    }
+  },
+};
+export default bench;
+
+/** A real grant through the domain functions: register, authorize (PKCE), exchange the code. */
+async function accessToken(deps: Deps, userId: string): Promise<string> {
+  const redirect = 'http://127.0.0.1:1/cb';
+  const reg = await registerClient(deps.sql, {
+    metadata: { redirect_uris: [redirect], token_endpoint_auth_method: 'none', client_name: 'bench' },
+    address: 'bench',
+  });
+  if (reg === 'rate_limited') throw new Error('rate limited');
+  const verifier = 'v'.repeat(43);
+  const params = new URLSearchParams({
+    client_id: String(reg.client_id),
+    redirect_uri: redirect,
+    response_type: 'code',
+    code_challenge: s256(verifier),
+    code_challenge_method: 'S256',
+  });
+  const req = await checkAuthorizationRequest(deps, params);
+  const code = new URL(await approve(deps, userId, req)).searchParams.get('code')!;
+  const client = (await findClient(deps.sql, String(reg.client_id)))!;
+  return (await exchangeCode(deps, client, { code, codeVerifier: verifier, redirectUri: redirect }))
+    .access_token;
+}
+
+async function retry<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}

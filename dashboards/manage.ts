@@ -1,0 +1,158 @@
+// Dashboards (SPEC.md 2.3, 4.3): create, read, list, replace, archive, delete, and who may see a
+// restricted one. Every function acts as a person (a personal token or a web session).
+import { forbidden, notFound, validationFailed } from '../core/errors.ts';
+import type { QueryActor } from '../governance/query.ts';
+import type { UserPrincipal } from '../identity/principal.ts';
+import type { DashboardGrantRow, DashboardRow } from '../store/dashboards.ts';
+import * as store from '../store/dashboards.ts';
+import type { Tx } from '../store/db.ts';
+import { newId } from '../store/ids.ts';
+import { findUserById } from '../store/users.ts';
+import { normalizePanels } from './panels.ts';
+import type { CreateDashboard, UpdateDashboard } from './schema.ts';
+
+/** The person a dashboard request acts as. */
+export type Viewer = Pick<UserPrincipal, 'orgId' | 'userId' | 'role' | 'email'>;
+
+export function actorOfViewer(v: Viewer): QueryActor {
+  return { kind: 'user', userId: v.userId, role: v.role };
+}
+
+/**
+ * SPEC.md 2.3 restricted_access: a restricted dashboard exists only for super admins, the person
+ * who created it and users granted it; for anyone else it is a 404, never a 403.
+ */
+export async function canSeeDashboard(sql: Tx, d: DashboardRow, v: Viewer): Promise<boolean> {
+  if (!d.restricted_access || v.role === 'super_admin' || d.created_by === v.userId) return true;
+  return store.hasDashboardGrant(sql, d.id, v.userId);
+}
+
+/** Changing a dashboard needs its creator or an admin (who must be able to see it). */
+function requireEditor(d: DashboardRow, v: Viewer): void {
+  if (d.created_by !== v.userId && v.role === 'member')
+    throw forbidden('only the creator of a dashboard or an admin may change it');
+}
+
+/** The dashboard if the viewer may see it, else 404. */
+export async function visibleDashboard(
+  sql: Tx,
+  v: Viewer,
+  id: string,
+  forUpdate = false,
+): Promise<DashboardRow> {
+  const d = await store.findDashboard(sql, v.orgId, id, forUpdate);
+  if (!d || !(await canSeeDashboard(sql, d, v))) throw notFound('no such dashboard');
+  return d;
+}
+
+export async function createDashboard(sql: Tx, v: Viewer, input: CreateDashboard): Promise<DashboardRow> {
+  const panels = await normalizePanels(sql, v.orgId, actorOfViewer(v), input.panels, []);
+  return store.insertDashboard(sql, {
+    id: newId('dash'),
+    orgId: v.orgId,
+    createdBy: v.userId,
+    name: input.name,
+    restricted_access: input.restricted_access,
+    panels,
+  });
+}
+
+export function getDashboard(sql: Tx, v: Viewer, id: string): Promise<DashboardRow> {
+  return visibleDashboard(sql, v, id);
+}
+
+/** Dashboards the viewer may see, in id order; archived ones only when asked. */
+export async function listDashboards(
+  sql: Tx,
+  v: Viewer,
+  page: { includeArchived: boolean; after?: string | undefined; limit: number },
+): Promise<{ items: DashboardRow[]; nextCursor: string | null }> {
+  const rows = await store.listDashboards(sql, v.orgId, {
+    visibleTo: v.role === 'super_admin' ? null : v.userId,
+    includeArchived: page.includeArchived,
+    after: page.after,
+    limit: page.limit + 1,
+  });
+  const items = rows.slice(0, page.limit);
+  return { items, nextCursor: rows.length > page.limit ? (items.at(-1)?.id ?? null) : null };
+}
+
+/** PUT: the fields sent replace the stored ones; `panels`, when sent, replaces every panel. */
+export async function updateDashboard(
+  sql: Tx,
+  v: Viewer,
+  id: string,
+  input: UpdateDashboard,
+): Promise<DashboardRow> {
+  return inTransaction(sql, async (tx) => {
+    const d = await visibleDashboard(tx, v, id, true);
+    requireEditor(d, v);
+    const panels =
+      input.panels === undefined
+        ? d.panels
+        : await normalizePanels(tx, v.orgId, actorOfViewer(v), input.panels, d.panels);
+    return store.updateDashboard(tx, d.id, {
+      name: input.name ?? d.name,
+      restricted_access: input.restricted_access ?? d.restricted_access,
+      panels,
+    });
+  });
+}
+
+/** SPEC.md 3: deleting is permanent and irreversible; returns what was deleted. */
+export async function deleteDashboard(sql: Tx, v: Viewer, id: string): Promise<DashboardRow> {
+  return inTransaction(sql, async (tx) => {
+    const d = await visibleDashboard(tx, v, id, true);
+    requireEditor(d, v);
+    await store.deleteDashboard(tx, d.id);
+    return d;
+  });
+}
+
+/** SPEC.md 2.3 archived_at: archiving sets it (the dashboard leaves the default list), unarchiving clears it. */
+export async function setDashboardArchived(
+  sql: Tx,
+  v: Viewer,
+  id: string,
+  archived: boolean,
+): Promise<DashboardRow> {
+  return inTransaction(sql, async (tx) => {
+    const d = await visibleDashboard(tx, v, id, true);
+    requireEditor(d, v);
+    return store.setArchived(tx, d.id, archived);
+  });
+}
+
+export async function listGrants(sql: Tx, v: Viewer, id: string): Promise<DashboardGrantRow[]> {
+  const d = await visibleDashboard(sql, v, id);
+  requireEditor(d, v);
+  return store.listDashboardGrants(sql, d.id);
+}
+
+/** Lets a user of the same organization see a restricted dashboard; granting twice changes nothing. */
+export async function grantDashboard(
+  sql: Tx,
+  v: Viewer,
+  id: string,
+  userId: string,
+): Promise<DashboardGrantRow[]> {
+  const d = await visibleDashboard(sql, v, id);
+  requireEditor(d, v);
+  const user = await findUserById(sql, userId);
+  if (!user || user.org_id !== v.orgId)
+    throw validationFailed([{ path: 'user_id', message: 'no such user in this organization' }]);
+  await store.insertDashboardGrant(sql, { dashboardId: d.id, userId, grantedBy: v.userId });
+  return store.listDashboardGrants(sql, d.id);
+}
+
+export async function revokeDashboard(sql: Tx, v: Viewer, id: string, userId: string): Promise<void> {
+  const d = await visibleDashboard(sql, v, id);
+  requireEditor(d, v);
+  if (!(await store.deleteDashboardGrant(sql, d.id, userId))) throw notFound('no grant for this user');
+}
+
+/** Runs `fn` in a transaction, or inside the one `sql` already is. */
+function inTransaction<T>(sql: Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  if ('begin' in sql) return sql.begin((tx) => fn(tx)) as Promise<T>;
+  return fn(sql);
+}

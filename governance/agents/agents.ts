@@ -1,0 +1,102 @@
+// Agents as an organization sees them: registration (the token is shown once), revocation,
+// the list with tunnel status, token authentication for the tunnel endpoint, and the check that
+// a database's agent_id names a live agent of its organization.
+import { conflict, notFound, validationFailed } from '../../core/errors.ts';
+import {
+  type AgentRow,
+  findAgent,
+  findAgents,
+  findLiveAgentByName,
+  insertAgent,
+  listAgents as listAgentRows,
+  revokeAgent as revokeAgentRow,
+} from '../../store/agents.ts';
+import type { Tx } from '../../store/db.ts';
+import { newId } from '../../store/ids.ts';
+import { mintSecret, parseSecret, secretMatches } from '../../store/secrets.ts';
+import { type AgentStatus, agentStatus } from './status.ts';
+
+/** Token kind: `csagent_<agent ULID>_<43 random chars>` (store/secrets.ts). */
+export const AGENT_TOKEN_KIND = 'csagent';
+/** Heartbeat interval when no hub says otherwise (status needs it to judge `connected`). */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+
+/** What the agent functions need; `agents` is the in-process hub, when there is one. */
+export interface AgentDeps {
+  sql: Tx;
+  agents?: { heartbeatMs: number; disconnect(agentId: string): void };
+}
+
+const heartbeatOf = (deps: AgentDeps) => deps.agents?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+
+/** Registers an agent; the token is in the result once and stored only as its hash. */
+export async function registerAgent(
+  deps: AgentDeps,
+  input: { orgId: string; name: string; createdBy: string | null },
+): Promise<{ agent: AgentStatus & { created_at: string }; token: string }> {
+  if (await findLiveAgentByName(deps.sql, input.orgId, input.name))
+    throw conflict(`an agent named ${input.name} already exists`);
+  const id = newId('agt');
+  const minted = mintSecret(AGENT_TOKEN_KIND, id);
+  const row = await insertAgent(deps.sql, {
+    id,
+    orgId: input.orgId,
+    name: input.name,
+    secretHash: minted.hash,
+    createdBy: input.createdBy,
+  });
+  return { agent: present(row, heartbeatOf(deps)), token: minted.secret };
+}
+
+/** Revokes the agent and cuts its tunnel here (other replicas within a heartbeat). */
+export async function revokeAgent(deps: AgentDeps, orgId: string, id: string): Promise<void> {
+  const row = await revokeAgentRow(deps.sql, orgId, id);
+  if (!row) throw notFound('no such agent');
+  deps.agents?.disconnect(id);
+}
+
+export async function listAgents(deps: AgentDeps, orgId: string) {
+  const rows = await listAgentRows(deps.sql, orgId);
+  return rows.map((r) => present(r, heartbeatOf(deps)));
+}
+
+function present(row: AgentRow, heartbeatMs: number) {
+  return { ...agentStatus(row, heartbeatMs), created_at: row.created_at.toISOString() };
+}
+
+/**
+ * The live agent a tunnel token belongs to, or null. Unknown, malformed, wrong and revoked
+ * tokens are alike to the caller (one 401), and the hash is compared in constant time.
+ */
+export async function authenticateAgent(sql: Tx, token: string): Promise<AgentRow | null> {
+  const parsed = parseSecret(token);
+  if (!parsed || parsed.kind !== AGENT_TOKEN_KIND) return null;
+  const row = await findAgent(sql, `agt_${parsed.ulid}`);
+  if (!row || !secretMatches(token, row.secret_hash) || row.revoked_at) return null;
+  return row;
+}
+
+/** 422 naming `agent_id` unless it names a live agent of the organization (null clears it). */
+export async function checkAgentReference(
+  sql: Tx,
+  orgId: string,
+  agentId: string | null | undefined,
+): Promise<void> {
+  if (agentId === undefined || agentId === null) return;
+  const [row] = await findAgents(sql, orgId, [agentId]);
+  if (!row)
+    throw validationFailed([{ path: 'agent_id', message: `no agent ${agentId} in this organization` }]);
+  if (row.revoked_at) throw validationFailed([{ path: 'agent_id', message: `agent ${agentId} is revoked` }]);
+}
+
+/** The `agent` status of each database that names one, by agent id. */
+export async function agentStatuses(
+  sql: Tx,
+  orgId: string,
+  agentIds: Array<string | null>,
+  heartbeatMs = DEFAULT_HEARTBEAT_MS,
+): Promise<Map<string, AgentStatus>> {
+  const ids = [...new Set(agentIds.filter((x): x is string => x !== null))];
+  const rows = await findAgents(sql, orgId, ids);
+  return new Map(rows.map((r) => [r.id, agentStatus(r, heartbeatMs)]));
+}
