@@ -60,7 +60,9 @@ export function connectUrl(server: string, allowPlainHttp = false): string {
   else if (url.protocol === 'http:') {
     const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
     if (!loopback && !allowPlainHttp)
-      throw new Error('--server must be https:// (plain http only to a loopback address, or with --allow-plain-http)');
+      throw new Error(
+        '--server must be https:// (plain http only to a loopback address, or with --allow-plain-http)',
+      );
     url.protocol = 'ws:';
   } else throw new Error('--server must be an http(s) URL');
   return url.toString();

@@ -16,6 +16,7 @@ import { grantRoutes } from './routes/grants.ts';
 import { healthRoutes } from './routes/health.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { meRoutes } from './routes/me.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { pageRoutes } from './routes/pages.tsx';
 import { queryRequestRoutes } from './routes/query-requests.ts';
 import { sessionRoutes } from './routes/session.tsx';
@@ -32,6 +33,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.use('*', secureHeaders({ xFrameOptions: 'DENY', referrerPolicy: 'no-referrer' }));
 
   app.route('/', healthRoutes(deps));
+  app.route('/', metricsRoutes(deps));
   app.route('/', sessionRoutes(deps));
   app.route('/api/v1/me', meRoutes(deps));
   app.route('/api/v1/api-keys', apiKeyRoutes(deps));

@@ -165,7 +165,9 @@ const commands: Record<string, Command> = {
       const { values } = parseArgs({ args: rest, options: { id: { type: 'string' } } });
       if (!values.id) throw new UsageError('--id is required');
       await withStore(config, async (sql) => {
-        await revokeAgent({ sql }, (await requireOrg(sql)).id, values.id!);
+        await revokeAgent({ sql }, (await requireOrg(sql)).id, values.id!).catch(() => {
+          throw new UsageError(`no live agent ${values.id}`);
+        });
         process.stdout.write(`revoked ${values.id}\n`);
       });
       return;

@@ -1,4 +1,5 @@
 import type { ParamValue } from '../adapters/types.ts';
+import { governedQueries } from '../core/metrics.ts';
 import {
   type AuditInsert,
   type AuditRow,
@@ -45,6 +46,7 @@ export interface ReviewFacts {
 export async function recordAttempt(sql: Tx, a: AuditAttempt): Promise<{ id: string; seq: bigint }> {
   const entry = toEntry(a);
   const { seq } = await appendAudit(sql, entry, bodyText(bodyOf(entry)));
+  governedQueries.inc({ origin: a.origin, outcome: a.outcome });
   return { id: entry.id, seq };
 }
 

@@ -6,6 +6,8 @@ import { authenticateAccessToken, type OAuthCaller } from '../../identity/oauth-
 export interface BearerRefusal {
   status: 401 | 403;
   challenge: string;
+  /** The JSON body: the same error code as the challenge (none without a token), and words for people. */
+  body: { error?: string; error_description: string };
 }
 
 /**
@@ -29,11 +31,31 @@ export async function authenticateMcp(
   // RFC 6750 §2.1: the header form only (bearer_methods_supported: ["header"]).
   const m = authorization ? /^Bearer\s+([A-Za-z0-9._~+/-]+=*)$/i.exec(authorization) : null;
   if (!m)
-    return { status: 401, challenge: bearerChallenge(base, authorization ? 'invalid_token' : undefined) };
+    return authorization
+      ? invalidToken(base)
+      : { status: 401, challenge: bearerChallenge(base), body: { error_description: NEEDS_TOKEN } };
   const caller = await authenticateAccessToken(deps, m[1]!);
-  if (!caller) return { status: 401, challenge: bearerChallenge(base, 'invalid_token') };
+  if (!caller) return invalidToken(base);
   // RFC 6750 §3.1: a valid token without the needed scope is 403 insufficient_scope.
   if (!caller.scopes.includes('mcp'))
-    return { status: 403, challenge: bearerChallenge(base, 'insufficient_scope') };
+    return {
+      status: 403,
+      challenge: bearerChallenge(base, 'insufficient_scope'),
+      body: { error: 'insufficient_scope', error_description: 'the access token lacks scope mcp' },
+    };
   return caller;
+}
+
+const NEEDS_TOKEN =
+  'this endpoint needs an OAuth access token (Authorization: Bearer); see resource_metadata';
+
+function invalidToken(base: string): BearerRefusal {
+  return {
+    status: 401,
+    challenge: bearerChallenge(base, 'invalid_token'),
+    body: {
+      error: 'invalid_token',
+      error_description: 'the access token is invalid, expired, revoked or not for this server',
+    },
+  };
 }

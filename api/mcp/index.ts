@@ -27,7 +27,7 @@ export function mcpRoutes(deps: Deps): Hono<AppEnv> {
     const caller = await authenticateMcp(deps, c.req.header('authorization'));
     if ('challenge' in caller) {
       c.header('www-authenticate', caller.challenge);
-      return c.json({ error: caller.status === 401 ? 'invalid_token' : 'insufficient_scope' }, caller.status);
+      return c.json(caller.body, caller.status);
     }
     c.set('principal', caller.principal);
     // Streamable HTTP: a stateless server offers no standalone SSE stream and no session to end.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import type { Logger } from '../../config/runtime.ts';
+import { httpRequestDuration } from '../../core/metrics.ts';
 import type { AppEnv } from '../env.ts';
 
 /**
@@ -15,6 +16,11 @@ export function requestLog(logger: Logger): MiddlewareHandler<AppEnv> {
     c.set('requestId', requestId);
     c.header('x-request-id', requestId);
     await next();
+    const seconds = (performance.now() - started) / 1000;
+    httpRequestDuration.observe(
+      { method: c.req.method, route: routePath(c), status: String(c.res.status) },
+      seconds,
+    );
     const principal = c.get('principal');
     logger.info(
       {

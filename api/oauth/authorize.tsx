@@ -9,10 +9,10 @@ import {
   deny,
   hasConsent,
   RedirectableError,
-  redirectTo,
 } from '../../identity/oauth-authorize.ts';
 import { redirectDisplay } from '../../identity/oauth-redirect.ts';
 import type { AppEnv } from '../env.ts';
+import { oauthErrorRedirect } from './errors.ts';
 import { ErrorCard, formCsrfOk, page, pageSession } from './pages.tsx';
 
 /** Parameters of an authorization request that the consent form carries through. */
@@ -112,17 +112,7 @@ async function checked(
         false,
       );
     }
-    if (err instanceof RedirectableError) {
-      deps.logger.info(
-        { oauthError: err.cause.error, reason: err.cause.reason },
-        'authorization request refused',
-      );
-      const body = { error: err.cause.error, error_description: err.cause.description, state: err.state };
-      return c.redirect(
-        redirectTo(err.redirectUri, body, deps.config.baseUrl),
-        c.req.method === 'POST' ? 303 : 302,
-      );
-    }
+    if (err instanceof RedirectableError) return oauthErrorRedirect(c, err, deps.config.baseUrl, deps.logger);
     throw err;
   }
 }

@@ -95,6 +95,8 @@ export class AgentHub implements AgentTunnels {
     this.sessions.set(agent.id, session);
     this.names.set(agent.id, agent.name);
     this.bump(agent.id);
+    // Pools drop connections that rode a replaced tunnel (governance/agents/pools.ts).
+    if (previous) this.notify(agent.id);
     ws.on('pong', () => {
       session.alive = true;
     });
@@ -155,7 +157,7 @@ export class AgentHub implements AgentTunnels {
   }
 
   refusal(agentId: string, target: Target, since: number): string | null {
-    const r = this.refusals.get(`${agentId}|${target.host}|${target.port}`);
+    const r = this.refusals.get(`${agentId}|${target.host.toLowerCase()}|${target.port}`);
     return r && r.at >= since ? r.reason : null;
   }
 

@@ -110,9 +110,12 @@ async function startPostgresIn(exec: string[], dir: string, tls: TlsFiles): Prom
   const log = join(dir, 'postgres.log');
   const pwfile = join(dir, 'pwfile');
   const key = join(dir, 'server.key');
+  const cert = join(dir, 'server.crt');
   await writeFile(pwfile, `${ACCOUNT.password}\n`, { mode: 0o600 });
+  // PostgreSQL's own copies: it runs as `postgres` and wants its key private to itself.
   await writeFile(key, readFileSync(tls.serverKeyFile), { mode: 0o600 });
-  for (const f of [dir, pwfile, key]) await chown(f, owner.uid, owner.gid);
+  await writeFile(cert, readFileSync(tls.serverCertFile));
+  for (const f of [dir, pwfile, key, cert]) await chown(f, owner.uid, owner.gid);
   const asOwner = { ...owner, cwd: dir, env: { ...process.env, HOME: dir, LC_ALL: 'C' }, logFile: log };
   await run(
     bins.initdb,
@@ -137,7 +140,7 @@ async function startPostgresIn(exec: string[], dir: string, tls: TlsFiles): Prom
     `port = ${PORTS.postgres}`,
     `unix_socket_directories = '${dir}'`,
     'ssl = on',
-    `ssl_cert_file = '${tls.serverCertFile}'`,
+    `ssl_cert_file = '${cert}'`,
     `ssl_key_file = '${key}'`,
     'fsync = off',
     '',

@@ -1,5 +1,11 @@
+import { execFile } from 'node:child_process';
 import { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConnectionConfig } from '../../adapters/types.ts';
+import { AgentHub } from '../../governance/agents/hub.ts';
+import { routedAdapterFor } from '../../governance/agents/pools.ts';
 import { servers } from '../harness/servers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { type AgentProcess, registerAgent, startAgentProcess, waitConnected } from './agent-process.ts';
@@ -132,6 +138,34 @@ describe('databases behind an agent', () => {
     expect(answer.toLowerCase()).toMatch(/certificate|altnames|hostname/);
   });
 
+  it('another process without the tunnel (a separate worker, another replica) says where the agent is', async () => {
+    // A second hub on the same store stands for that process: the agent is connected, not to it.
+    const elsewhere = new AgentHub({ sql: svc.deps.sql, logger: svc.deps.logger });
+    const s = servers().postgres;
+    const pool = routedAdapterFor('postgres', elsewhere).connect({
+      adapter: 'postgres',
+      hostname: s.tls.rightHostname,
+      port: s.port,
+      database: s.database,
+      username: s.user,
+      password: s.password,
+      ssl: {
+        enabled: true,
+        caCert: s.tls.caCert,
+        verifyServerHostname: true,
+        clientCert: null,
+        clientKey: null,
+      },
+      timeoutSeconds: 5,
+      agentId: edge.id,
+    } as ConnectionConfig);
+    await expect(pool.check()).rejects.toThrow(
+      `agent "edge-1" (${edge.id}) is connected to another Countersign process, not this one`,
+    );
+    await pool.close();
+    await elsewhere.close();
+  });
+
   it('refuses an agent_id that names no agent of the organization (422 naming agent_id)', async () => {
     const { status, body } = await registerDb('postgres', { agent_id: 'agt_01JZZZZZZZZZZZZZZZZZZZZZZZ' });
     expect(status).toBe(422);
@@ -185,6 +219,33 @@ describe('the agent guards its network', () => {
       data: Array<{ id: string; revoked: boolean; connected: boolean }>;
     };
     expect(data.find((a) => a.id === other.id)).toMatchObject({ revoked: true, connected: false });
+  });
+});
+
+describe('the command line', () => {
+  const cli = (...args: string[]) =>
+    promisify(execFile)(
+      process.execPath,
+      [fileURLToPath(new URL('../../bin/countersign.js', import.meta.url)), 'agent', ...args],
+      {
+        env: { ...process.env, DATABASE_URL: svc.deps.config.databaseUrl!, BASE_URL: svc.url },
+      },
+    );
+
+  it('registers an agent (token printed once), lists it, and revokes it', async () => {
+    const created = await cli('register', '--name', 'cli-edge');
+    const [, id, token] = /^created (agt_\w+) \(cli-edge\)\n(csagent_\S+)\n$/.exec(created.stdout) ?? [];
+    expect(id, created.stdout).toBeDefined();
+    const proc = startAgentProcess(svc.url, token!);
+    await waitConnected(svc, id!);
+    expect((await cli('list')).stdout).toMatch(
+      new RegExp(`${id} cli-edge connected last seen \\S+ version 0\\.1\\.0`),
+    );
+    expect((await cli('revoke', '--id', id!)).stdout).toBe(`revoked ${id}\n`);
+    expect(await proc.exited).toBe(3);
+    await expect(cli('revoke', '--id', id!)).rejects.toMatchObject({
+      stderr: expect.stringContaining('no live agent'),
+    });
   });
 });
 
@@ -246,5 +307,7 @@ describe('when the agent goes away', () => {
     const done = await running;
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body.result!.rows[0]![1]).toBe(7);
+    expect(await agent.exited).toBe(0);
+    expect(agent.lines.map((l) => l.event)).toContain('stopped');
   });
 });

@@ -140,6 +140,6 @@ describe('MCP Inspector CLI (@modelcontextprotocol/inspector 0.22.0 --cli)', () 
       () => null,
       (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
     );
-    expect(failed).toMatch(/401|unauthorized/i);
+    expect(failed).toMatch(/needs an OAuth access token/);
   });
 });

@@ -2,7 +2,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
-import { createPoolRegistry } from '../../adapters/index.ts';
 import { servers } from '../harness/servers.ts';
 import type { TestService } from '../helpers/service.ts';
 
@@ -41,8 +40,6 @@ export async function registerDatabase(
   svc: TestService,
   o: DatabaseOptions = {},
 ): Promise<{ id: string; credentialId: string }> {
-  // The shared helper does not wire target pools yet; the app reads deps.pools per call.
-  svc.deps.pools ??= createPoolRegistry();
   const pg = servers().postgres;
   const res = await svc.fetch('/api/v1/desk/databases', {
     method: 'POST',

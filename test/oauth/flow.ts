@@ -181,3 +181,29 @@ export async function connect(
   });
   return { tokens, client, discovered, browser };
 }
+
+/** A form POST to the token endpoint. */
+export function tokenRequest(
+  svc: TestService,
+  body: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return svc.fetch('/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(body),
+  });
+}
+
+/** A raw tools/list at /mcp with this access token (to read the HTTP status and challenge). */
+export function mcpStatusOf(svc: TestService, accessToken: string): Promise<Response> {
+  return svc.fetch('/mcp', {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${accessToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+}

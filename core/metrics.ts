@@ -1,0 +1,24 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/**
+ * Process-wide Prometheus metrics (DESIGN.md Conventions). Counters live in the process that does
+ * the work; `/metrics` adds store-derived gauges at scrape time so figures that span processes
+ * (workflow runs finished by the worker) are right whichever replica is scraped.
+ */
+export const processRegistry = new Registry();
+collectDefaultMetrics({ register: processRegistry, prefix: 'countersign_' });
+
+export const httpRequestDuration = new Histogram({
+  name: 'countersign_http_request_duration_seconds',
+  help: 'HTTP request latency by route pattern, method and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [processRegistry],
+});
+
+export const governedQueries = new Counter({
+  name: 'countersign_governed_queries_total',
+  help: 'Governed query attempts by origin and outcome (every audited attempt counts once)',
+  labelNames: ['origin', 'outcome'] as const,
+  registers: [processRegistry],
+});
