@@ -1,5 +1,5 @@
 import { DEFAULT_PORTS } from '../adapters/types.ts';
-import { type FieldError, notFound, validationFailed } from '../core/errors.ts';
+import { type FieldError, notFound } from '../core/errors.ts';
 import type { Keyring } from '../store/crypto.ts';
 import {
   type CredentialRow,

@@ -38,7 +38,9 @@ describe('GET /metrics (Prometheus)', () => {
     expect(after).toMatch(/countersign_http_request_duration_seconds_bucket\{[^}]*route="\/healthz"[^}]*\}/);
     expect(after).toContain('# TYPE countersign_workflow_runs gauge');
     const allowed = (text: string) =>
-      Number(/countersign_governed_queries_total\{origin="user",outcome="allowed"\} (\d+)/.exec(text)?.[1] ?? 0);
+      Number(
+        /countersign_governed_queries_total\{origin="user",outcome="allowed"\} (\d+)/.exec(text)?.[1] ?? 0,
+      );
     expect(allowed(after)).toBe(allowed(before) + 1);
   });
 });

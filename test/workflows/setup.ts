@@ -1,7 +1,3 @@
-// What every workflow test file starts with: the local peers (chat, tracker, HTTP receiver), a
-// real service connected to the shared Temporal server, a worker on its task queue, and a
-// PostgreSQL database registered through the databases API.
-import type { Deps } from '../../config/runtime.ts';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { firstOrganization } from '../../store/users.ts';
 import { type RunningWorker, startWorker } from '../../worker/worker.ts';
