@@ -6,6 +6,7 @@ import { AppError, internalError, notFound, problemResponse } from './errors.ts'
 import { mcpRoutes } from './mcp/index.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { oauthRoutes } from './oauth/index.ts';
+import { mountOpenApi } from './openapi.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { auditRoutes } from './routes/audit.ts';
@@ -52,6 +53,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/', jwksRoutes(deps));
   app.route('/v1/dashboards', dashboardRoutes(deps));
   app.route('/', pageRoutes(deps));
+  mountOpenApi(app, deps.config);
 
   app.notFound((c) =>
     problemResponse(

@@ -14,7 +14,8 @@ import { startDev } from './dev.ts';
 
 const USAGE = `countersign <command> [options]
 
-  serve                      run the API (needs DATABASE_URL, TEMPORAL_ADDRESS, COUNTERSIGN_ENCRYPTION_KEY)
+  serve [--with-worker]      run the API (needs DATABASE_URL, TEMPORAL_ADDRESS, COUNTERSIGN_ENCRYPTION_KEY);
+                             --with-worker also runs the Temporal worker in the same process
   worker                     run the Temporal worker
   dev                        API + worker in one process with an embedded store and Temporal
   migrate                    apply pending store migrations
@@ -32,17 +33,22 @@ const USAGE = `countersign <command> [options]
 type Command = (config: Config, args: string[]) => Promise<void>;
 
 const commands: Record<string, Command> = {
-  async serve(config) {
+  async serve(config, args) {
+    const { values } = parseArgs({ args, options: { 'with-worker': { type: 'boolean', default: false } } });
     const deps = await buildDeps(config, {
       storeUrl: requireStore(config),
       temporalAddress: requireTemporal(config),
       dev: false,
     });
     await bootstrapAndAnnounce(deps);
+    // --with-worker: one process runs both, so workflow query steps reach databases behind an
+    // agent whose tunnel this process holds (agent/README.md "Replicas").
+    const worker = values['with-worker'] ? await startWorker(deps, requireTemporal(config)) : null;
     const api = await startApi(deps);
-    deps.logger.info({ url: api.url, baseUrl: config.baseUrl }, 'api listening');
+    deps.logger.info({ url: api.url, baseUrl: config.baseUrl, worker: worker !== null }, 'api listening');
     await untilSignal();
     await api.close();
+    await worker?.shutdown();
     await deps.pools.closeAll();
     await deps.sql.end({ timeout: 5 });
     await deps.temporal?.connection.close();
@@ -247,6 +253,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`countersign ${name}: ${err.message}\n`);
       return 2;
     }
-    throw err;
+    // A start-up failure (store or Temporal unreachable) is a one-line reason, not a stack trace.
+    // Driver messages name host and port, never the password in the URL.
+    const reason = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`countersign ${name}: cannot continue: ${reason}\n`);
+    if (process.env.LOG_LEVEL === 'debug' && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    return 1;
   }
 }

@@ -13,6 +13,7 @@ import {
 import type { AuditFilter } from '../../store/audit.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 import { parseWith } from '../validate.ts';
 
 const isoTime = v.pipe(
@@ -59,53 +60,69 @@ export function auditRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
 
-  app.get('/', async (c) => {
-    const q = parseWith(Search, c.req.query());
-    const page = await searchEntries(deps.sql, c.get('principal').orgId, filterOf(q), {
-      cursor: q.cursor,
-      limit: q.limit,
-    });
-    return c.json({ data: page.items.map(presentEntry), next_cursor: page.nextCursor });
-  });
+  app.get(
+    '/',
+    doc('Audit log', 'Search the audit log (actor, origin, database, bypassed, time range)', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const q = parseWith(Search, c.req.query());
+      const page = await searchEntries(deps.sql, c.get('principal').orgId, filterOf(q), {
+        cursor: q.cursor,
+        limit: q.limit,
+      });
+      return c.json({ data: page.items.map(presentEntry), next_cursor: page.nextCursor });
+    },
+  );
 
-  app.get('/export', (c) => {
-    const q = parseWith(Export, c.req.query());
-    const rows = exportEntries(deps.sql, c.get('principal').orgId, filterOf(q));
-    const encoder = new TextEncoder();
-    const csv = q.format === 'csv';
-    const body = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        if (csv) controller.enqueue(encoder.encode(csvLine(CSV_COLUMNS)));
-      },
-      async pull(controller) {
-        try {
-          const next = await rows.next();
-          if (next.done) return controller.close();
-          controller.enqueue(
-            encoder.encode(csv ? csvRow(next.value) : `${JSON.stringify(presentEntry(next.value))}\n`),
-          );
-        } catch (err) {
-          deps.logger.error({ err: { message: (err as Error).message } }, 'audit export failed');
-          controller.error(err);
-        }
-      },
-      async cancel() {
-        await rows.return(undefined);
-      },
-    });
-    const stamp = new Date().toISOString().replaceAll(':', '-');
-    return new Response(body, {
-      headers: {
-        'content-type': csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson',
-        'content-disposition': `attachment; filename="audit-${stamp}.${csv ? 'csv' : 'ndjson'}"`,
-        'cache-control': 'no-store',
-      },
-    });
-  });
+  app.get(
+    '/export',
+    doc('Audit log', 'Export the audit log as NDJSON or CSV', { auth: ['apiKey', 'bearer', 'session'] }),
+    (c) => {
+      const q = parseWith(Export, c.req.query());
+      const rows = exportEntries(deps.sql, c.get('principal').orgId, filterOf(q));
+      const encoder = new TextEncoder();
+      const csv = q.format === 'csv';
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          if (csv) controller.enqueue(encoder.encode(csvLine(CSV_COLUMNS)));
+        },
+        async pull(controller) {
+          try {
+            const next = await rows.next();
+            if (next.done) return controller.close();
+            controller.enqueue(
+              encoder.encode(csv ? csvRow(next.value) : `${JSON.stringify(presentEntry(next.value))}\n`),
+            );
+          } catch (err) {
+            deps.logger.error({ err: { message: (err as Error).message } }, 'audit export failed');
+            controller.error(err);
+          }
+        },
+        async cancel() {
+          await rows.return(undefined);
+        },
+      });
+      const stamp = new Date().toISOString().replaceAll(':', '-');
+      return new Response(body, {
+        headers: {
+          'content-type': csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson',
+          'content-disposition': `attachment; filename="audit-${stamp}.${csv ? 'csv' : 'ndjson'}"`,
+          'cache-control': 'no-store',
+        },
+      });
+    },
+  );
 
-  app.get('/verify', async (c) => {
-    const report = await verifyAuditChain(deps.sql, c.get('principal').orgId);
-    return c.json({ ok: report.ok, entries: report.entries, broken: report.broken });
-  });
+  app.get(
+    '/verify',
+    doc('Audit log', 'Verify the audit hash chain of the organization', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const report = await verifyAuditChain(deps.sql, c.get('principal').orgId);
+      return c.json({ ok: report.ok, entries: report.entries, broken: report.broken });
+    },
+  );
   return app;
 }

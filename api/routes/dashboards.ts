@@ -29,6 +29,7 @@ import type { DashboardGrantRow, DashboardRow } from '../../store/dashboards.ts'
 import type { AppEnv } from '../env.ts';
 import { forbidden } from '../errors.ts';
 import { authenticate } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
 
 /**
@@ -45,7 +46,7 @@ export function dashboardRoutes(deps: Deps): Hono<AppEnv> {
     return p;
   };
 
-  app.get('/', async (c) => {
+  app.get('/', doc('Dashboards', 'List dashboards', { auth: ['bearer'] }), async (c) => {
     const q = parseWith(ListDashboards, c.req.query());
     const page = await listDashboards(deps.sql, user(c), {
       includeArchived: q.include_archived === 'true',
@@ -54,62 +55,105 @@ export function dashboardRoutes(deps: Deps): Hono<AppEnv> {
     });
     return c.json({ data: page.items.map(presentDashboard), next_cursor: page.nextCursor });
   });
-  app.post('/', async (c) => {
-    const body = await jsonBody(c, CreateDashboard);
-    return c.json(presentDashboard(await createDashboard(deps.sql, user(c), body)), 201);
-  });
-  app.get('/:id', async (c) =>
+  app.post(
+    '/',
+    doc('Dashboards', 'Create a dashboard', { auth: ['bearer'], body: CreateDashboard, status: 201 }),
+    async (c) => {
+      const body = await jsonBody(c, CreateDashboard);
+      return c.json(presentDashboard(await createDashboard(deps.sql, user(c), body)), 201);
+    },
+  );
+  app.get('/:id', doc('Dashboards', 'Get a dashboard', { auth: ['bearer'] }), async (c) =>
     c.json(presentDashboard(await getDashboard(deps.sql, user(c), c.req.param('id')))),
   );
-  app.put('/:id', async (c) => {
-    const body = await jsonBody(c, UpdateDashboard);
-    return c.json(presentDashboard(await updateDashboard(deps.sql, user(c), c.req.param('id'), body)));
-  });
+  app.put(
+    '/:id',
+    doc('Dashboards', 'Replace a dashboard', { auth: ['bearer'], body: UpdateDashboard }),
+    async (c) => {
+      const body = await jsonBody(c, UpdateDashboard);
+      return c.json(presentDashboard(await updateDashboard(deps.sql, user(c), c.req.param('id'), body)));
+    },
+  );
   // SPEC.md 3: permanent; the deleted dashboard is returned, as DELETE of a database does.
-  app.delete('/:id', async (c) =>
+  app.delete('/:id', doc('Dashboards', 'Delete a dashboard permanently', { auth: ['bearer'] }), async (c) =>
     c.json(presentDashboard(await deleteDashboard(deps.sql, user(c), c.req.param('id')))),
   );
-  app.post('/:id/archive', async (c) =>
-    c.json(presentDashboard(await setDashboardArchived(deps.sql, user(c), c.req.param('id'), true))),
+  app.post(
+    '/:id/archive',
+    doc('Dashboards', 'Archive a dashboard (sets archived_at)', { auth: ['bearer'] }),
+    async (c) =>
+      c.json(presentDashboard(await setDashboardArchived(deps.sql, user(c), c.req.param('id'), true))),
   );
-  app.post('/:id/unarchive', async (c) =>
-    c.json(presentDashboard(await setDashboardArchived(deps.sql, user(c), c.req.param('id'), false))),
+  app.post(
+    '/:id/unarchive',
+    doc('Dashboards', 'Unarchive a dashboard (clears archived_at)', { auth: ['bearer'] }),
+    async (c) =>
+      c.json(presentDashboard(await setDashboardArchived(deps.sql, user(c), c.req.param('id'), false))),
   );
 
-  app.get('/:id/grants', async (c) =>
-    c.json({ data: (await listGrants(deps.sql, user(c), c.req.param('id'))).map(presentGrant) }),
+  app.get(
+    '/:id/grants',
+    doc('Dashboards', 'List who may see a restricted dashboard', { auth: ['bearer'] }),
+    async (c) => c.json({ data: (await listGrants(deps.sql, user(c), c.req.param('id'))).map(presentGrant) }),
   );
-  app.post('/:id/grants', async (c) => {
-    const body = await jsonBody(c, GrantBody);
-    const grants = await grantDashboard(deps.sql, user(c), c.req.param('id'), body.user_id);
-    return c.json({ data: grants.map(presentGrant) });
-  });
-  app.delete('/:id/grants/:userId', async (c) => {
-    await revokeDashboard(deps.sql, user(c), c.req.param('id'), c.req.param('userId'));
-    return c.body(null, 204);
-  });
+  app.post(
+    '/:id/grants',
+    doc('Dashboards', 'Grant a user access to a restricted dashboard', {
+      auth: ['bearer'],
+      body: GrantBody,
+      status: 201,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, GrantBody);
+      const grants = await grantDashboard(deps.sql, user(c), c.req.param('id'), body.user_id);
+      return c.json({ data: grants.map(presentGrant) });
+    },
+  );
+  app.delete(
+    '/:id/grants/:userId',
+    doc('Dashboards', 'Remove a dashboard grant', { auth: ['bearer'] }),
+    async (c) => {
+      await revokeDashboard(deps.sql, user(c), c.req.param('id'), c.req.param('userId'));
+      return c.body(null, 204);
+    },
+  );
 
-  app.post('/:id/panels/:panelId/run', async (c) => {
-    const body = await jsonBody(c, RunPanelBody);
-    const v = user(c);
-    const found = await findPanel(deps, v, c.req.param('id'), c.req.param('panelId'));
-    const outcome = await runPanel(gov, v, { ...found, mode: 'submit', inputs: body.inputs });
-    return c.json(presentOutcome(outcome), outcome.status === 'executed' ? 200 : 202);
-  });
-  app.post('/:id/panels/:panelId/actions/:actionId/run', async (c) => {
-    const body = await jsonBody(c, RunActionBody);
-    const ref = {
-      dashboardId: c.req.param('id'),
-      panelId: c.req.param('panelId'),
-      actionId: c.req.param('actionId'),
-    };
-    const { runId, workflowId } = await runAction(deps, user(c), ref, body.row);
-    c.header('location', `/api/v1/workflows/${workflowId}/runs/${runId}`);
-    return c.json(
-      { run_id: runId, workflow_id: workflowId, url: `${deps.config.baseUrl}/runs/${workflowId}/${runId}` },
-      201,
-    );
-  });
+  app.post(
+    '/:id/panels/:panelId/run',
+    doc('Dashboards', 'Run a query panel through the governed pipeline', {
+      auth: ['bearer'],
+      body: RunPanelBody,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, RunPanelBody);
+      const v = user(c);
+      const found = await findPanel(deps, v, c.req.param('id'), c.req.param('panelId'));
+      const outcome = await runPanel(gov, v, { ...found, mode: 'submit', inputs: body.inputs });
+      return c.json(presentOutcome(outcome), outcome.status === 'executed' ? 200 : 202);
+    },
+  );
+  app.post(
+    '/:id/panels/:panelId/actions/:actionId/run',
+    doc('Dashboards', 'Run a panel row action (starts its workflow)', {
+      auth: ['bearer'],
+      body: RunActionBody,
+      status: 201,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, RunActionBody);
+      const ref = {
+        dashboardId: c.req.param('id'),
+        panelId: c.req.param('panelId'),
+        actionId: c.req.param('actionId'),
+      };
+      const { runId, workflowId } = await runAction(deps, user(c), ref, body.row);
+      c.header('location', `/api/v1/workflows/${workflowId}/runs/${runId}`);
+      return c.json(
+        { run_id: runId, workflow_id: workflowId, url: `${deps.config.baseUrl}/runs/${workflowId}/${runId}` },
+        201,
+      );
+    },
+  );
   return app;
 }
 

@@ -14,6 +14,7 @@ import {
 } from '../../governance/protection/policies.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
 /**
@@ -25,34 +26,70 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
   const org = (c: { get(k: 'principal'): { orgId: string } }) => c.get('principal').orgId;
 
-  app.get('/', async (c) => {
-    const views = await listPolicies(deps.sql, org(c), c.req.param('id')!);
-    return c.json({ data: views.map(presentPolicy) });
-  });
-  app.post('/', async (c) => {
-    const body = await jsonBody(c, CreatePolicy);
-    return c.json(presentPolicy(await createPolicy(deps.sql, org(c), c.req.param('id')!, body)), 201);
-  });
-  app.get('/:pid', async (c) => {
-    return c.json(presentPolicy(await getPolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'))));
-  });
-  app.patch('/:pid', async (c) => {
-    const body = await jsonBody(c, PatchPolicy);
-    return c.json(
-      presentPolicy(await patchPolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'), body)),
-    );
-  });
-  app.delete('/:pid', async (c) => {
-    return c.json(
-      presentPolicy(await deletePolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'))),
-    );
-  });
-  app.put('/:pid/assignments', async (c) => {
-    const body = await jsonBody(c, PutAssignments);
-    return c.json(
-      presentPolicy(await setAssignments(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'), body)),
-    );
-  });
+  app.get(
+    '/',
+    doc('Data protection', 'List data-protection policies of a database', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const views = await listPolicies(deps.sql, org(c), c.req.param('id')!);
+      return c.json({ data: views.map(presentPolicy) });
+    },
+  );
+  app.post(
+    '/',
+    doc('Data protection', 'Create a data-protection policy', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: CreatePolicy,
+      status: 201,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, CreatePolicy);
+      return c.json(presentPolicy(await createPolicy(deps.sql, org(c), c.req.param('id')!, body)), 201);
+    },
+  );
+  app.get(
+    '/:pid',
+    doc('Data protection', 'Get a data-protection policy', { auth: ['apiKey', 'bearer', 'session'] }),
+    async (c) => {
+      return c.json(presentPolicy(await getPolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'))));
+    },
+  );
+  app.patch(
+    '/:pid',
+    doc('Data protection', 'Update a data-protection policy', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: PatchPolicy,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, PatchPolicy);
+      return c.json(
+        presentPolicy(await patchPolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'), body)),
+      );
+    },
+  );
+  app.delete(
+    '/:pid',
+    doc('Data protection', 'Delete a data-protection policy', { auth: ['apiKey', 'bearer', 'session'] }),
+    async (c) => {
+      return c.json(
+        presentPolicy(await deletePolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'))),
+      );
+    },
+  );
+  app.put(
+    '/:pid/assignments',
+    doc('Data protection', 'Assign a policy to users and roles', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: PutAssignments,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, PutAssignments);
+      return c.json(
+        presentPolicy(await setAssignments(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'), body)),
+      );
+    },
+  );
   return app;
 }
 

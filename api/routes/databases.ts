@@ -23,6 +23,7 @@ import type { QueryActor } from '../../governance/query.ts';
 import type { Principal } from '../../identity/principal.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
 
 /** SPEC.md 4.2, under /api/v1/desk/databases. Writes need an admin; reads honour restrict_access. */
@@ -36,61 +37,118 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     return presentDatabase(x, agents);
   };
 
-  app.get('/', async (c) => {
-    const q = parseWith(ListDatabases, c.req.query());
-    const p = c.get('principal');
-    const page = await listDatabases(deps.sql, p.orgId, actorOf(p), q);
-    const agents = await agentStatuses(
-      deps.sql,
-      p.orgId,
-      page.items.map((x) => x.db.agent_id),
-      deps.agents?.heartbeatMs,
-    );
-    return c.json({ data: page.items.map((x) => presentDatabase(x, agents)), next_cursor: page.nextCursor });
-  });
-  app.post('/', admin, async (c) => {
-    const body = await jsonBody(c, CreateDatabase);
-    const orgId = c.get('principal').orgId;
-    return c.json(await present(orgId, await createDatabase(deps, orgId, body)), 201);
-  });
-  app.put('/setup', admin, async (c) => {
-    const body = await jsonBody(c, SetupDatabase);
-    const orgId = c.get('principal').orgId;
-    return c.json(await present(orgId, await setupDatabase(deps, orgId, body)));
-  });
-  app.delete('/remove/:api_id', admin, async (c) => {
-    const p = c.get('principal');
-    return c.json(presentDatabase(await removeByApiId(deps, p.orgId, actorOf(p), c.req.param('api_id'))));
-  });
-  app.get('/:id/check-connection/:username', async (c) => {
-    const p = c.get('principal');
-    const answer = await checkConnection(
-      deps,
-      p.orgId,
-      actorOf(p),
-      c.req.param('id'),
-      c.req.param('username'),
-    );
-    // SPEC.md 7: plain text; a failed connection is still 200 with the server's message.
-    return answer === null ? c.text('not found', 404) : c.text(answer, 200);
-  });
-  app.get('/:id', async (c) => {
-    const p = c.get('principal');
-    return c.json(
-      await present(p.orgId, await getDatabase(deps.sql, p.orgId, actorOf(p), c.req.param('id'))),
-    );
-  });
-  app.patch('/:id', admin, async (c) => {
-    const body = await jsonBody(c, PatchDatabase);
-    const p = c.get('principal');
-    return c.json(
-      await present(p.orgId, await patchDatabase(deps, p.orgId, actorOf(p), c.req.param('id'), body)),
-    );
-  });
-  app.delete('/:id', admin, async (c) => {
-    const p = c.get('principal');
-    return c.json(presentDatabase(await deleteDatabase(deps, p.orgId, actorOf(p), c.req.param('id'))));
-  });
+  app.get(
+    '/',
+    doc('Databases', 'List databases (filter by group, paginated)', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const q = parseWith(ListDatabases, c.req.query());
+      const p = c.get('principal');
+      const page = await listDatabases(deps.sql, p.orgId, actorOf(p), q);
+      const agents = await agentStatuses(
+        deps.sql,
+        p.orgId,
+        page.items.map((x) => x.db.agent_id),
+        deps.agents?.heartbeatMs,
+      );
+      return c.json({
+        data: page.items.map((x) => presentDatabase(x, agents)),
+        next_cursor: page.nextCursor,
+      });
+    },
+  );
+  app.post(
+    '/',
+    doc('Databases', 'Register a database with its credentials', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: CreateDatabase,
+      status: 201,
+    }),
+    admin,
+    async (c) => {
+      const body = await jsonBody(c, CreateDatabase);
+      const orgId = c.get('principal').orgId;
+      return c.json(await present(orgId, await createDatabase(deps, orgId, body)), 201);
+    },
+  );
+  app.put(
+    '/setup',
+    doc('Databases', 'Create or update a database by API id', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: SetupDatabase,
+    }),
+    admin,
+    async (c) => {
+      const body = await jsonBody(c, SetupDatabase);
+      const orgId = c.get('principal').orgId;
+      return c.json(await present(orgId, await setupDatabase(deps, orgId, body)));
+    },
+  );
+  app.delete(
+    '/remove/:api_id',
+    doc('Databases', 'Delete a database by API id', { auth: ['apiKey', 'bearer', 'session'] }),
+    admin,
+    async (c) => {
+      const p = c.get('principal');
+      return c.json(presentDatabase(await removeByApiId(deps, p.orgId, actorOf(p), c.req.param('api_id'))));
+    },
+  );
+  app.get(
+    '/:id/check-connection/:username',
+    doc('Databases', 'Check the connection of a credential (plain text: ok, or the message of the server)', {
+      auth: ['apiKey', 'bearer', 'session'],
+      text: true,
+    }),
+    async (c) => {
+      const p = c.get('principal');
+      const answer = await checkConnection(
+        deps,
+        p.orgId,
+        actorOf(p),
+        c.req.param('id'),
+        c.req.param('username'),
+      );
+      // SPEC.md 7: plain text; a failed connection is still 200 with the server's message.
+      return answer === null ? c.text('not found', 404) : c.text(answer, 200);
+    },
+  );
+  app.get(
+    '/:id',
+    doc('Databases', 'Get a database', { auth: ['apiKey', 'bearer', 'session'] }),
+    async (c) => {
+      const p = c.get('principal');
+      return c.json(
+        await present(p.orgId, await getDatabase(deps.sql, p.orgId, actorOf(p), c.req.param('id'))),
+      );
+    },
+  );
+  app.patch(
+    '/:id',
+    doc('Databases', 'Update a database and its credentials', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: PatchDatabase,
+    }),
+    admin,
+    async (c) => {
+      const body = await jsonBody(c, PatchDatabase);
+      const p = c.get('principal');
+      return c.json(
+        await present(p.orgId, await patchDatabase(deps, p.orgId, actorOf(p), c.req.param('id'), body)),
+      );
+    },
+  );
+  app.delete(
+    '/:id',
+    doc('Databases', 'Delete a database, its credentials and grants', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    admin,
+    async (c) => {
+      const p = c.get('principal');
+      return c.json(presentDatabase(await deleteDatabase(deps, p.orgId, actorOf(p), c.req.param('id'))));
+    },
+  );
   return app;
 }
 

@@ -5,6 +5,7 @@ import { grantAccess, listDatabaseGrants, revokeAccess } from '../../governance/
 import type { GrantRow, GrantWithUser } from '../../store/grants.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 import { actorOf } from './databases.ts';
 
@@ -22,34 +23,58 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
   const auth = authenticate(deps.sql, ['api_key', 'token', 'session']);
   const admin = requireAdmin();
 
-  app.get('/:id/grants', auth, admin, async (c) => {
-    const p = c.get('principal');
-    const grants = await listDatabaseGrants(deps.sql, p.orgId, actorOf(p), c.req.param('id'));
-    return c.json({ data: grants.map(presentGrant) });
-  });
-  app.post('/:id/grants', auth, admin, async (c) => {
-    const body = await jsonBody(c, CreateGrant);
-    const p = c.get('principal');
-    const { grant, created } = await grantAccess(
-      deps.sql,
-      p.orgId,
-      actorOf(p),
-      c.req.param('id'),
-      body.user_id,
-    );
-    return c.json(presentGrant(grant), created ? 201 : 200);
-  });
-  app.delete('/:id/grants/:user_id', auth, admin, async (c) => {
-    const p = c.get('principal');
-    const grant = await revokeAccess(
-      deps.sql,
-      p.orgId,
-      actorOf(p),
-      c.req.param('id'),
-      c.req.param('user_id'),
-    );
-    return c.json(presentGrant(grant));
-  });
+  app.get(
+    '/:id/grants',
+    doc('Databases', 'List access grants of a restricted database', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    auth,
+    admin,
+    async (c) => {
+      const p = c.get('principal');
+      const grants = await listDatabaseGrants(deps.sql, p.orgId, actorOf(p), c.req.param('id'));
+      return c.json({ data: grants.map(presentGrant) });
+    },
+  );
+  app.post(
+    '/:id/grants',
+    doc('Databases', 'Grant a user access to a database', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: CreateGrant,
+      status: 201,
+    }),
+    auth,
+    admin,
+    async (c) => {
+      const body = await jsonBody(c, CreateGrant);
+      const p = c.get('principal');
+      const { grant, created } = await grantAccess(
+        deps.sql,
+        p.orgId,
+        actorOf(p),
+        c.req.param('id'),
+        body.user_id,
+      );
+      return c.json(presentGrant(grant), created ? 201 : 200);
+    },
+  );
+  app.delete(
+    '/:id/grants/:user_id',
+    doc('Databases', 'Remove an access grant', { auth: ['apiKey', 'bearer', 'session'] }),
+    auth,
+    admin,
+    async (c) => {
+      const p = c.get('principal');
+      const grant = await revokeAccess(
+        deps.sql,
+        p.orgId,
+        actorOf(p),
+        c.req.param('id'),
+        c.req.param('user_id'),
+      );
+      return c.json(presentGrant(grant));
+    },
+  );
   return app;
 }
 

@@ -1,12 +1,13 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../config/runtime.ts';
 import type { AppEnv } from '../env.ts';
+import { doc } from '../openapi.ts';
 
 /** Liveness says the process serves HTTP; readiness says its store and Temporal answer. */
 export function healthRoutes(deps: Pick<Deps, 'sql' | 'temporal'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', async (c) => {
+  app.get('/healthz', doc('Health', 'Liveness', { auth: ['none'] }), (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', doc('Health', 'Readiness: store and Temporal', { auth: ['none'] }), async (c) => {
     const [store, temporal] = await Promise.all([
       check(async () => {
         await deps.sql`select 1`;

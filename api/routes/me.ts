@@ -2,27 +2,32 @@ import { Hono } from 'hono';
 import type { Deps } from '../../config/runtime.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 
 /** Who the credentials belong to: useful to clients and the simplest authenticated route. */
 export function meRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
-  app.get('/', (c) => {
-    const p = c.get('principal');
-    return c.json(
-      p.kind === 'api_key'
-        ? { kind: 'api_key', organization_id: p.orgId, api_key_id: p.apiKeyId }
-        : {
-            kind: 'user',
-            organization_id: p.orgId,
-            user_id: p.userId,
-            email: p.email,
-            role: p.role,
-            via: p.via,
-            // Pages' scripts read it to send x-csrf-token; no CORS here, so other sites cannot.
-            ...(p.via === 'session' ? { csrf_token: c.get('csrfToken') } : {}),
-          },
-    );
-  });
+  app.get(
+    '/',
+    doc('Identity', 'Who the credentials belong to', { auth: ['apiKey', 'bearer', 'session'] }),
+    (c) => {
+      const p = c.get('principal');
+      return c.json(
+        p.kind === 'api_key'
+          ? { kind: 'api_key', organization_id: p.orgId, api_key_id: p.apiKeyId }
+          : {
+              kind: 'user',
+              organization_id: p.orgId,
+              user_id: p.userId,
+              email: p.email,
+              role: p.role,
+              via: p.via,
+              // Pages' scripts read it to send x-csrf-token; no CORS here, so other sites cannot.
+              ...(p.via === 'session' ? { csrf_token: c.get('csrfToken') } : {}),
+            },
+      );
+    },
+  );
   return app;
 }

@@ -18,6 +18,7 @@ import {
 import { createChatClient } from '../../integrations/chat.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
 import { actorOf } from './databases.ts';
 
@@ -86,67 +87,98 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     return Promise.resolve(actorOf(p));
   };
 
-  app.post('/', async (c) => {
-    const body = await jsonBody(c, Submit);
-    const orgId = c.get('principal').orgId;
-    const outcome = await runGovernedQuery(gov, {
-      orgId,
-      actor: await actor(c),
-      origin: 'user',
-      databaseId: body.database_id,
-      credentialId: body.credential_id,
-      statement: body.statement,
-      params: body.params,
-      onReviewRequired: 'submit',
-      runOnApproval: body.run_on_approval,
-      bypass: body.bypass_review
-        ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
-        : null,
-    });
-    if (outcome.status === 'pending_review') {
-      const view = await getRequest(gov, orgId, await actor(c), outcome.requestId);
-      return c.json({ status: 'pending_review', request: presentRequest(view), result: null }, 202);
-    }
-    const view = outcome.requestId ? await getRequest(gov, orgId, await actor(c), outcome.requestId) : null;
-    return c.json({
-      status: 'executed',
-      request: view && presentRequest(view),
-      result: presentResult(outcome.result),
-    });
-  });
-  app.get('/', async (c) => {
-    const q = parseWith(List, c.req.query());
-    const page = await listQueryRequests(gov, c.get('principal').orgId, await actor(c), {
-      ...(q.status ? { status: q.status } : {}),
-      ...(q.database_id ? { databaseId: q.database_id } : {}),
-      ...(q.cursor ? { cursor: q.cursor } : {}),
-      mine: q.mine === 'true',
-      limit: q.limit,
-    });
-    return c.json({
-      data: page.items.map((request) => presentRequest({ request, reviews: [], validApprovals: [] }, false)),
-      next_cursor: page.nextCursor,
-    });
-  });
-  app.get('/:id', async (c) => {
-    return c.json(
-      presentRequest(await getRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'))),
-    );
-  });
-  app.patch('/:id', async (c) => {
-    const body = await jsonBody(c, Edit);
-    const view = await editRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), {
-      ...(body.statement !== undefined ? { statement: body.statement } : {}),
-      ...(body.params !== undefined ? { params: body.params } : {}),
-      ...(body.run_on_approval !== undefined ? { runOnApproval: body.run_on_approval } : {}),
-    });
-    return c.json(presentRequest(view));
-  });
-  app.post('/:id/cancel', async (c) => {
-    return c.json(
-      presentRequest(await cancelRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'))),
-    );
-  });
+  app.post(
+    '/',
+    doc('Query requests', 'Submit a query (runs at once, or waits for reviews)', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: Submit,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, Submit);
+      const orgId = c.get('principal').orgId;
+      const outcome = await runGovernedQuery(gov, {
+        orgId,
+        actor: await actor(c),
+        origin: 'user',
+        databaseId: body.database_id,
+        credentialId: body.credential_id,
+        statement: body.statement,
+        params: body.params,
+        onReviewRequired: 'submit',
+        runOnApproval: body.run_on_approval,
+        bypass: body.bypass_review
+          ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
+          : null,
+      });
+      if (outcome.status === 'pending_review') {
+        const view = await getRequest(gov, orgId, await actor(c), outcome.requestId);
+        return c.json({ status: 'pending_review', request: presentRequest(view), result: null }, 202);
+      }
+      const view = outcome.requestId ? await getRequest(gov, orgId, await actor(c), outcome.requestId) : null;
+      return c.json({
+        status: 'executed',
+        request: view && presentRequest(view),
+        result: presentResult(outcome.result),
+      });
+    },
+  );
+  app.get(
+    '/',
+    doc('Query requests', 'List query requests', { auth: ['apiKey', 'bearer', 'session'] }),
+    async (c) => {
+      const q = parseWith(List, c.req.query());
+      const page = await listQueryRequests(gov, c.get('principal').orgId, await actor(c), {
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.database_id ? { databaseId: q.database_id } : {}),
+        ...(q.cursor ? { cursor: q.cursor } : {}),
+        mine: q.mine === 'true',
+        limit: q.limit,
+      });
+      return c.json({
+        data: page.items.map((request) =>
+          presentRequest({ request, reviews: [], validApprovals: [] }, false),
+        ),
+        next_cursor: page.nextCursor,
+      });
+    },
+  );
+  app.get(
+    '/:id',
+    doc('Query requests', 'Get a query request', { auth: ['apiKey', 'bearer', 'session'] }),
+    async (c) => {
+      return c.json(
+        presentRequest(await getRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'))),
+      );
+    },
+  );
+  app.patch(
+    '/:id',
+    doc('Query requests', 'Edit the SQL of a pending request (voids approvals)', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: Edit,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, Edit);
+      const view = await editRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), {
+        ...(body.statement !== undefined ? { statement: body.statement } : {}),
+        ...(body.params !== undefined ? { params: body.params } : {}),
+        ...(body.run_on_approval !== undefined ? { runOnApproval: body.run_on_approval } : {}),
+      });
+      return c.json(presentRequest(view));
+    },
+  );
+  app.post(
+    '/:id/cancel',
+    doc('Query requests', 'Cancel a request (author)', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: Comment,
+    }),
+    async (c) => {
+      return c.json(
+        presentRequest(await cancelRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'))),
+      );
+    },
+  );
   const review = (verdict: 'approve' | 'reject' | 'comment') => async (c: Context<AppEnv>) => {
     const body = await jsonBody(c, Comment);
     const out = await reviewRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id') ?? '', {
@@ -155,21 +187,40 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     });
     return c.json({ ...presentRequest(out.view), run: out.run });
   };
-  app.post('/:id/approve', review('approve'));
-  app.post('/:id/reject', review('reject'));
-  app.post('/:id/comments', review('comment'));
-  app.post('/:id/run', async (c) => {
-    const body = await jsonBody(c, Run);
-    const bypass = body.bypass_review
-      ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
-      : null;
-    const out = await runRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), bypass);
-    return c.json({
-      status: 'executed',
-      request: presentRequest(out.view),
-      result: presentResult(out.outcome.result),
-    });
-  });
+  app.post(
+    '/:id/approve',
+    doc('Query requests', 'Approve a request (reviewer)', { auth: ['apiKey', 'bearer', 'session'] }),
+    review('approve'),
+  );
+  app.post(
+    '/:id/reject',
+    doc('Query requests', 'Reject a request (reviewer)', { auth: ['apiKey', 'bearer', 'session'] }),
+    review('reject'),
+  );
+  app.post(
+    '/:id/comments',
+    doc('Query requests', 'Comment on a request', { auth: ['apiKey', 'bearer', 'session'], status: 201 }),
+    review('comment'),
+  );
+  app.post(
+    '/:id/run',
+    doc('Query requests', 'Run an approved request (or bypass, super admins)', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: Run,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, Run);
+      const bypass = body.bypass_review
+        ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
+        : null;
+      const out = await runRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), bypass);
+      return c.json({
+        status: 'executed',
+        request: presentRequest(out.view),
+        result: presentResult(out.outcome.result),
+      });
+    },
+  );
   return app;
 }
 

@@ -16,6 +16,7 @@ import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
 import { authenticate, requireAdmin, SESSION_COOKIE } from '../middleware/auth.ts';
 import { ErrorCard, page } from '../oauth/pages.tsx';
+import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 import { safeNext } from './session.tsx';
 
@@ -84,21 +85,41 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
   }
 
   const admin = [authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin()] as const;
-  app.get('/api/v1/sso', ...admin, async (c) => {
-    const cfg = await getSsoConfig(deps.sql, c.get('principal').orgId);
-    if (!cfg) throw notFound('single sign-on is not configured');
-    return c.json(shape(cfg, deps.config.baseUrl));
-  });
-  app.put('/api/v1/sso', ...admin, async (c) => {
-    const input = await jsonBody(c, SsoInput);
-    const cfg = await setSsoConfig(deps, c.get('principal').orgId, input);
-    return c.json(shape(cfg, deps.config.baseUrl));
-  });
-  app.delete('/api/v1/sso', ...admin, async (c) => {
-    if (!(await removeSsoConfig(deps.sql, c.get('principal').orgId)))
-      throw notFound('single sign-on is not configured');
-    return c.body(null, 204);
-  });
+  app.get(
+    '/api/v1/sso',
+    doc('SSO', 'Get the OIDC single sign-on settings of the organization', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    ...admin,
+    async (c) => {
+      const cfg = await getSsoConfig(deps.sql, c.get('principal').orgId);
+      if (!cfg) throw notFound('single sign-on is not configured');
+      return c.json(shape(cfg, deps.config.baseUrl));
+    },
+  );
+  app.put(
+    '/api/v1/sso',
+    doc('SSO', 'Set the OIDC single sign-on settings (client secret sealed)', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: SsoInput,
+    }),
+    ...admin,
+    async (c) => {
+      const input = await jsonBody(c, SsoInput);
+      const cfg = await setSsoConfig(deps, c.get('principal').orgId, input);
+      return c.json(shape(cfg, deps.config.baseUrl));
+    },
+  );
+  app.delete(
+    '/api/v1/sso',
+    doc('SSO', 'Turn single sign-on off', { auth: ['apiKey', 'bearer', 'session'] }),
+    ...admin,
+    async (c) => {
+      if (!(await removeSsoConfig(deps.sql, c.get('principal').orgId)))
+        throw notFound('single sign-on is not configured');
+      return c.body(null, 204);
+    },
+  );
   return app;
 }
 

@@ -7,6 +7,7 @@ import { listPersonalTokens, type PersonalTokenRow } from '../../store/personal-
 import type { AppEnv } from '../env.ts';
 import { forbidden, notFound } from '../errors.ts';
 import { authenticate } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
 const CreateToken = v.object({
@@ -21,27 +22,45 @@ const CreateToken = v.object({
 export function tokenRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['token', 'session']));
-  app.post('/', async (c) => {
-    const body = await jsonBody(c, CreateToken);
-    const user = asUser(c.get('principal'));
-    const expiresAt = body.expires_in_days ? new Date(Date.now() + body.expires_in_days * 86_400_000) : null;
-    const { token, secret } = await createPersonalToken(deps.sql, {
-      userId: user.userId,
-      name: body.name,
-      expiresAt,
-    });
-    c.header('cache-control', 'no-store');
-    return c.json({ ...present(token), token: secret }, 201);
-  });
-  app.get('/', async (c) => {
-    const user = asUser(c.get('principal'));
-    return c.json({ data: (await listPersonalTokens(deps.sql, user.userId)).map(present) });
-  });
-  app.delete('/:id', async (c) => {
-    const user = asUser(c.get('principal'));
-    if (!(await revokeUserToken(deps.sql, user.userId, c.req.param('id')))) throw notFound('no such token');
-    return c.body(null, 204);
-  });
+  app.post(
+    '/',
+    doc('Identity', 'Create a personal access token (shown once)', {
+      auth: ['bearer', 'session'],
+      body: CreateToken,
+      status: 201,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, CreateToken);
+      const user = asUser(c.get('principal'));
+      const expiresAt = body.expires_in_days
+        ? new Date(Date.now() + body.expires_in_days * 86_400_000)
+        : null;
+      const { token, secret } = await createPersonalToken(deps.sql, {
+        userId: user.userId,
+        name: body.name,
+        expiresAt,
+      });
+      c.header('cache-control', 'no-store');
+      return c.json({ ...present(token), token: secret }, 201);
+    },
+  );
+  app.get(
+    '/',
+    doc('Identity', 'List your personal access tokens', { auth: ['bearer', 'session'] }),
+    async (c) => {
+      const user = asUser(c.get('principal'));
+      return c.json({ data: (await listPersonalTokens(deps.sql, user.userId)).map(present) });
+    },
+  );
+  app.delete(
+    '/:id',
+    doc('Identity', 'Revoke a personal access token', { auth: ['bearer', 'session'], status: 204 }),
+    async (c) => {
+      const user = asUser(c.get('principal'));
+      if (!(await revokeUserToken(deps.sql, user.userId, c.req.param('id')))) throw notFound('no such token');
+      return c.body(null, 204);
+    },
+  );
   return app;
 }
 

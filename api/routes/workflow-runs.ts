@@ -5,6 +5,7 @@ import { badRequest } from '../../core/errors.ts';
 import { presentRun, presentRunSummary } from '../../workflows/manage/present.ts';
 import { cancelRun, decideApproval, getRun, listRuns, startRun } from '../../workflows/manage/runs.ts';
 import type { AppEnv } from '../env.ts';
+import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
 
 const ListRuns = v.object({
@@ -25,49 +26,77 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   // SPEC.md 4.1: inputs as top-level JSON keys; the answer is plain text naming the run.
-  app.post('/:id/run', async (c) => {
-    const raw = await c.req.text();
-    let body: unknown = {};
-    if (raw.trim() !== '') {
-      try {
-        body = JSON.parse(raw);
-      } catch {
+  app.post(
+    '/:id/run',
+    doc('Workflows', 'Run a workflow (inputs as top-level keys; plain-text answer)', {
+      auth: ['apiKey', 'bearer', 'session'],
+      text: true,
+    }),
+    async (c) => {
+      const raw = await c.req.text();
+      let body: unknown = {};
+      if (raw.trim() !== '') {
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          throw badRequest('the request body must be a JSON object of input values');
+        }
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw badRequest('the request body must be a JSON object of input values');
       }
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw badRequest('the request body must be a JSON object of input values');
-    }
-    const id = c.req.param('id');
-    const runId = await startRun(deps, c.get('principal'), id, body as Record<string, unknown>);
-    c.header('location', `/api/v1/workflows/${id}/runs/${runId}`);
-    return c.text(`Workflow run ${runId} started`, 200);
-  });
-  app.get('/:id/runs', async (c) => {
-    const q = parseWith(ListRuns, c.req.query());
-    const rows = await listRuns(deps, c.get('principal').orgId, c.req.param('id'), {
-      before: q.before,
-      limit: q.limit + 1,
-    });
-    const page = rows.slice(0, q.limit);
-    return c.json({
-      data: page.map(presentRunSummary),
-      next_cursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
-    });
-  });
-  app.get('/:id/runs/:runId', async (c) => {
-    const view = await getRun(deps, c.get('principal').orgId, c.req.param('id'), c.req.param('runId'));
-    return c.json(presentRun(view.row, view.state));
-  });
-  app.post('/:id/runs/:runId/cancel', async (c) => {
-    await cancelRun(deps, c.get('principal').orgId, c.req.param('id'), c.req.param('runId'));
-    return c.json({ id: c.req.param('runId'), cancel_requested: true }, 202);
-  });
-  app.post('/:id/runs/:runId/approvals', async (c) => {
-    const body = await jsonBody(c, Decision);
-    const runId = c.req.param('runId');
-    const result = await decideApproval(deps, c.get('principal'), c.req.param('id'), runId, body);
-    return c.json({ run_id: runId, decision: body.decision, ...result });
-  });
+      const id = c.req.param('id');
+      const runId = await startRun(deps, c.get('principal'), id, body as Record<string, unknown>);
+      c.header('location', `/api/v1/workflows/${id}/runs/${runId}`);
+      return c.text(`Workflow run ${runId} started`, 200);
+    },
+  );
+  app.get(
+    '/:id/runs',
+    doc('Workflows', 'List runs of a workflow', { auth: ['apiKey', 'bearer', 'session'] }),
+    async (c) => {
+      const q = parseWith(ListRuns, c.req.query());
+      const rows = await listRuns(deps, c.get('principal').orgId, c.req.param('id'), {
+        before: q.before,
+        limit: q.limit + 1,
+      });
+      const page = rows.slice(0, q.limit);
+      return c.json({
+        data: page.map(presentRunSummary),
+        next_cursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
+      });
+    },
+  );
+  app.get(
+    '/:id/runs/:runId',
+    doc('Workflows', 'Get a run: status, steps, outputs, approvals', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const view = await getRun(deps, c.get('principal').orgId, c.req.param('id'), c.req.param('runId'));
+      return c.json(presentRun(view.row, view.state));
+    },
+  );
+  app.post(
+    '/:id/runs/:runId/cancel',
+    doc('Workflows', 'Cancel a run', { auth: ['apiKey', 'bearer', 'session'] }),
+    async (c) => {
+      await cancelRun(deps, c.get('principal').orgId, c.req.param('id'), c.req.param('runId'));
+      return c.json({ id: c.req.param('runId'), cancel_requested: true }, 202);
+    },
+  );
+  app.post(
+    '/:id/runs/:runId/approvals',
+    doc('Workflows', 'Approve or reject an approval step', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: Decision,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, Decision);
+      const runId = c.req.param('runId');
+      const result = await decideApproval(deps, c.get('principal'), c.req.param('id'), runId, body);
+      return c.json({ run_id: runId, decision: body.decision, ...result });
+    },
+  );
   return app;
 }

@@ -12,6 +12,7 @@ import { presentWorkflow } from '../../workflows/manage/present.ts';
 import { CreateWorkflow, PatchWorkflow } from '../../workflows/manage/schema.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
 import { workflowRunRoutes } from './workflow-runs.ts';
 
@@ -31,36 +32,60 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
   const admin = requireAdmin();
 
-  app.get('/', async (c) => {
-    const q = parseWith(ListWorkflows, c.req.query());
-    const rows = await listWorkflows(deps.sql, c.get('principal').orgId, {
-      group: q.group,
-      includeArchived: q.include_archived === 'true',
-      after: q.after,
-      limit: q.limit + 1,
-    });
-    const page = rows.slice(0, q.limit);
-    return c.json({
-      data: page.map(presentWorkflow),
-      next_cursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
-    });
-  });
-  app.post('/', admin, async (c) => {
-    const body = await jsonBody(c, CreateWorkflow);
-    return c.json(presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, body)), 201);
-  });
-  app.get('/:id', async (c) =>
+  app.get(
+    '/',
+    doc('Workflows', 'List workflows (by group; archived on request)', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const q = parseWith(ListWorkflows, c.req.query());
+      const rows = await listWorkflows(deps.sql, c.get('principal').orgId, {
+        group: q.group,
+        includeArchived: q.include_archived === 'true',
+        after: q.after,
+        limit: q.limit + 1,
+      });
+      const page = rows.slice(0, q.limit);
+      return c.json({
+        data: page.map(presentWorkflow),
+        next_cursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
+      });
+    },
+  );
+  app.post(
+    '/',
+    doc('Workflows', 'Create a workflow', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: CreateWorkflow,
+      status: 201,
+    }),
+    admin,
+    async (c) => {
+      const body = await jsonBody(c, CreateWorkflow);
+      return c.json(presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, body)), 201);
+    },
+  );
+  app.get('/:id', doc('Workflows', 'Get a workflow', { auth: ['apiKey', 'bearer', 'session'] }), async (c) =>
     c.json(presentWorkflow(await getWorkflow(deps, c.get('principal').orgId, c.req.param('id')))),
   );
-  app.patch('/:id', admin, async (c) => {
-    const body = await jsonBody(c, PatchWorkflow);
-    return c.json(
-      presentWorkflow(await patchWorkflow(deps, c.get('principal').orgId, c.req.param('id'), body)),
-    );
-  });
+  app.patch(
+    '/:id',
+    doc('Workflows', 'Update a workflow', { auth: ['apiKey', 'bearer', 'session'], body: PatchWorkflow }),
+    admin,
+    async (c) => {
+      const body = await jsonBody(c, PatchWorkflow);
+      return c.json(
+        presentWorkflow(await patchWorkflow(deps, c.get('principal').orgId, c.req.param('id'), body)),
+      );
+    },
+  );
   // SPEC.md 3: archives; the archived workflow is returned (archived_at set).
-  app.delete('/:id', admin, async (c) =>
-    c.json(presentWorkflow(await archiveWorkflow(deps, c.get('principal').orgId, c.req.param('id')))),
+  app.delete(
+    '/:id',
+    doc('Workflows', 'Archive a workflow', { auth: ['apiKey', 'bearer', 'session'] }),
+    admin,
+    async (c) =>
+      c.json(presentWorkflow(await archiveWorkflow(deps, c.get('principal').orgId, c.req.param('id')))),
   );
   app.route('/', workflowRunRoutes(deps));
   return app;

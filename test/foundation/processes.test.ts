@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../store/crypto.ts';
+import { newId } from '../../store/ids.ts';
+import { mintSecret } from '../../store/secrets.ts';
+import { servers } from '../harness/servers.ts';
+import { createTestStore, type TestStore } from '../harness/store.ts';
+import { freePort } from '../helpers/service.ts';
+
+// The production shape (DESIGN.md Processes): `countersign serve` and `countersign worker` as
+// real processes against an external store and Temporal, and `serve --with-worker`.
+const BIN = fileURLToPath(new URL('../../bin/countersign.js', import.meta.url));
+const children: ChildProcess[] = [];
+const stores: TestStore[] = [];
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const s of stores) await s.drop();
+});
+
+async function environment(): Promise<{ env: NodeJS.ProcessEnv; url: string; apiKey: string }> {
+  const store = await createTestStore();
+  stores.push(store);
+  const port = await freePort();
+  const apiKey = mintSecret('cskey', newId('key')).secret;
+  const t = servers().temporal;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    apiKey,
+    env: {
+      // Not process.env: vitest sets BASE_URL=/ and friends there, which are not ours.
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: store.url,
+      TEMPORAL_ADDRESS: t.address,
+      TEMPORAL_NAMESPACE: t.namespace,
+      TEMPORAL_TASK_QUEUE: `proc-${port}`,
+      COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
+      COUNTERSIGN_API_KEY: apiKey,
+      COUNTERSIGN_ADMIN_EMAIL: 'ops@example.test',
+      COUNTERSIGN_ADMIN_PASSWORD: 'a long enough password',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    },
+  };
+}
+
+function start(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.resume();
+  child.stderr?.resume();
+  children.push(child);
+  return child;
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const value = await fn().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function exitCode(child: ChildProcess): Promise<number | null> {
+  return child.exitCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((r) => child.once('exit', (code) => r(code)));
+}
+
+async function runOneWorkflow(url: string, apiKey: string): Promise<string> {
+  const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
+  await until('readiness', async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined));
+  const created = await fetch(`${url}/api/v1/workflows`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      name: 'process check',
+      inputs: [{ key: 'n', description: 'a number', type: 'integer' }],
+      steps: [{ name: 'gate', action: { __type__: 'condition', expression: '${n} > 2', on_false: 'fail' } }],
+    }),
+  });
+  expect(created.status).toBe(201);
+  const wf = (await created.json()) as { id: string };
+  const ran = await fetch(`${url}/api/v1/workflows/${wf.id}/run`, {
+    method: 'POST',
+    headers,
+    body: '{"n": 5}',
+  });
+  expect(ran.status).toBe(200);
+  const runId = /run_[0-9A-Z]{26}/.exec(await ran.text())![0];
+  return until('the run to finish', async () => {
+    const run = (await (
+      await fetch(`${url}/api/v1/workflows/${wf.id}/runs/${runId}`, { headers })
+    ).json()) as { status: string };
+    return run.status === 'running' ? undefined : run.status;
+  });
+}
+
+describe('production processes', () => {
+  it('serve and worker as separate processes run a workflow, and both stop cleanly on SIGTERM', async () => {
+    const { env, url, apiKey } = await environment();
+    const api = start(['serve'], env);
+    await until('the API', async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined));
+    const worker = start(['worker'], env);
+    expect(await runOneWorkflow(url, apiKey)).toBe('succeeded');
+    worker.kill('SIGTERM');
+    api.kill('SIGTERM');
+    expect(await exitCode(worker)).toBe(0);
+    expect(await exitCode(api)).toBe(0);
+  }, 180_000);
+
+  it('serve --with-worker runs both in one process', async () => {
+    const { env, url, apiKey } = await environment();
+    const both = start(['serve', '--with-worker'], env);
+    expect(await runOneWorkflow(url, apiKey)).toBe('succeeded');
+    both.kill('SIGTERM');
+    expect(await exitCode(both)).toBe(0);
+  }, 180_000);
+
+  it('serve refuses to start without an encryption key, naming the variable', async () => {
+    const { env } = await environment();
+    const child = start(['serve'], { ...env, COUNTERSIGN_ENCRYPTION_KEY: '' });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    expect(await exitCode(child)).not.toBe(0);
+    expect(stderr).toContain('COUNTERSIGN_ENCRYPTION_KEY');
+  }, 60_000);
+});
