@@ -83,6 +83,8 @@ export interface AuditFilter {
   databaseId?: string | undefined;
   outcome?: AuditRow['outcome'] | undefined;
   bypassedOnly?: boolean | undefined;
+  /** Case-insensitive text in the statement or the AI client's name. */
+  text?: string | undefined;
   requestId?: string | undefined;
   from?: Date | undefined;
   to?: Date | undefined;
@@ -111,6 +113,13 @@ export async function searchAudit(
       ${f.databaseId ? sql`and database_id = ${f.databaseId}` : sql``}
       ${f.outcome ? sql`and outcome = ${f.outcome}` : sql``}
       ${f.bypassedOnly ? sql`and bypassed` : sql``}
+      ${
+        // strpos, not LIKE: the text is matched literally, % and _ included.
+        f.text
+          ? sql`and (strpos(lower(statement), lower(${f.text})) > 0
+              or strpos(lower(coalesce(ai_client_name, '')), lower(${f.text})) > 0)`
+          : sql``
+      }
       ${f.requestId ? sql`and request_id = ${f.requestId}` : sql``}
       ${f.from ? sql`and occurred_at >= ${f.from}` : sql``}
       ${f.to ? sql`and occurred_at < ${f.to}` : sql``}

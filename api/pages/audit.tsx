@@ -7,6 +7,7 @@ export interface AuditFilters {
   outcome: string;
   aiOnly: boolean;
   bypassedOnly: boolean;
+  text: string;
 }
 
 /** The filters as API query parameters (GET /api/v1/audit and /export take the same ones). */
@@ -17,6 +18,7 @@ export function auditQuery(f: AuditFilters): URLSearchParams {
   if (f.outcome) q.set('outcome', f.outcome);
   if (f.aiOnly) q.set('origin', 'ai');
   if (f.bypassedOnly) q.set('bypassed', 'true');
+  if (f.text) q.set('q', f.text);
   return q;
 }
 
@@ -37,11 +39,14 @@ export function AuditPage(props: {
     ...(f.outcome ? { outcome: f.outcome } : {}),
     ...(f.aiOnly ? { ai: '1' } : {}),
     ...(f.bypassedOnly ? { bypassed: '1' } : {}),
+    ...(f.text ? { q: f.text } : {}),
   });
   return (
     <section>
       <h1>Audit log</h1>
       <form method="get" action="/audit" class="card wide">
+        <label for="q">Search statements and AI clients</label>
+        <input id="q" name="q" type="search" value={f.text} placeholder="e.g. customers, delete, Claude" />
         <div class="row">
           <div>
             <label for="person">Person</label>

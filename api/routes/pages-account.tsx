@@ -29,6 +29,7 @@ export function accountPageRoutes(deps: Deps): Hono<PageEnv> {
       outcome: ['allowed', 'pending', 'denied', 'failed'].includes(q.outcome ?? '') ? (q.outcome ?? '') : '',
       aiOnly: q.ai === '1',
       bypassedOnly: q.bypassed === '1',
+      text: (q.q ?? '').trim().slice(0, 200),
     };
     const cursor = /^\d+$/.test(q.cursor ?? '') ? q.cursor : undefined;
     const [page, users, dbs] = await Promise.all([
@@ -41,6 +42,7 @@ export function accountPageRoutes(deps: Deps): Hono<PageEnv> {
           outcome: (filters.outcome || undefined) as 'allowed' | 'pending' | 'denied' | 'failed' | undefined,
           origin: filters.aiOnly ? 'ai' : undefined,
           bypassedOnly: filters.bypassedOnly,
+          text: filters.text || undefined,
         },
         { cursor, limit: AUDIT_PAGE },
       ),

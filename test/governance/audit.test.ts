@@ -70,6 +70,10 @@ describe('audit log: one entry per attempt, hash-chained', () => {
       (await search(`to=${encodeURIComponent(since)}&actor=${member.id}&limit=500`)).data.length,
     ).toBeGreaterThanOrEqual(200);
     expect((await search('origin=workflow')).data).toEqual([]);
+    // Free text matches the statement literally and case-insensitively (no LIKE wildcards).
+    const byText = await search(`q=${encodeURIComponent('WHERE ID = $1')}&from=${encodeURIComponent(since)}`);
+    expect(byText.data.map((e) => e.statement)).toEqual([`select id from ${w.table} where id = $1`]);
+    expect((await search(`q=${encodeURIComponent('%')}&from=${encodeURIComponent(since)}`)).data).toEqual([]);
     expect((await search('outcome=denied&limit=5')).data.every((e) => e.outcome === 'denied')).toBe(true);
     // Keyset pages cover everything once.
     const first = await search('limit=150');
