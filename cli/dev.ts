@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { startApi } from '../api/server.ts';
 import type { Config } from '../config/env.ts';
+import { startMaintenance } from '../governance/maintenance.ts';
 import { startWorker } from '../worker/worker.ts';
 import { bootstrapAndAnnounce, buildDeps } from './boot.ts';
 import { startEmbeddedStore } from './embedded-store.ts';
@@ -57,6 +58,8 @@ export async function startDev(
     stops.push(worker.shutdown);
     const api = await startApi(deps);
     stops.push(api.close);
+    const stopMaintenance = startMaintenance(deps);
+    stops.push(async () => stopMaintenance());
     const base = config.baseUrl.includes(`:${config.port}`)
       ? config.baseUrl.replace(`:${config.port}`, `:${api.port}`)
       : config.baseUrl;

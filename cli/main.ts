@@ -4,6 +4,7 @@ import { startApi } from '../api/server.ts';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
 import { listAgents, registerAgent, revokeAgent } from '../governance/agents/agents.ts';
 import { verifyAllChains } from '../governance/audit.ts';
+import { startMaintenance } from '../governance/maintenance.ts';
 import { createApiKey, createPersonalToken, createUser } from '../identity/manage.ts';
 import { newId } from '../store/ids.ts';
 import { mintSecret } from '../store/secrets.ts';
@@ -45,8 +46,10 @@ const commands: Record<string, Command> = {
     // agent whose tunnel this process holds (agent/README.md "Replicas").
     const worker = values['with-worker'] ? await startWorker(deps, requireTemporal(config)) : null;
     const api = await startApi(deps);
+    const stopMaintenance = startMaintenance(deps);
     deps.logger.info({ url: api.url, baseUrl: config.baseUrl, worker: worker !== null }, 'api listening');
     await untilSignal();
+    stopMaintenance();
     await api.close();
     await worker?.shutdown();
     await deps.pools.closeAll();

@@ -186,3 +186,22 @@ export async function currentApprovers(
       and r.user_id <> ${req.author_user_id} and u.org_id = ${req.org_id} and u.disabled_at is null
     order by r.user_id`;
 }
+
+/**
+ * Requests left `executing` by a process that stopped (crash, kill) longer than their
+ * credential's statement timeout plus `graceSeconds`: marked failed with `error`. A live run
+ * always settles within its timeout, so only abandoned ones match.
+ */
+export async function failAbandonedRequests(
+  sql: Tx,
+  graceSeconds: number,
+  error: string,
+): Promise<QueryRequestRow[]> {
+  return sql<QueryRequestRow[]>`
+    update query_requests r set status = 'failed', error = ${error}, updated_at = now()
+    from credentials c
+    where c.id = r.credential_id
+      and r.status = 'executing'
+      and r.updated_at < now() - make_interval(secs => coalesce(c.timeout, 30) + ${graceSeconds})
+    returning r.*`;
+}
