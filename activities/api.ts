@@ -1,6 +1,6 @@
+import { headerContext } from '../automation/snapshot.ts';
 import type { Deps } from '../config/runtime.ts';
 import { signServiceJwt } from '../identity/signing-keys.ts';
-import { headerContext } from '../workflows/snapshot.ts';
 import type { HttpMethod } from '../workflows/types.ts';
 import { nonRetryable } from './failures.ts';
 import { AddressRefusedError, safeRequest } from './http.ts';

@@ -1,8 +1,9 @@
 // Run bookkeeping: the store learns how every run goes; cron firings become runs here.
+
+import { buildSnapshot } from '../automation/snapshot.ts';
 import type { Deps } from '../config/runtime.ts';
 import * as runs from '../store/workflow-runs.ts';
 import { findWorkflowById } from '../store/workflows.ts';
-import { buildSnapshot } from '../workflows/snapshot.ts';
 import type { RunSnapshot, RunState } from '../workflows/types.ts';
 
 type RunDeps = Pick<Deps, 'sql' | 'config'>;

@@ -14,6 +14,8 @@ export const CLOSE = {
   replaced: 4000,
   revoked: 4001,
   protocol: 4002,
+  /** Relay link only: the agent's tunnel on the holding process went away. */
+  agentGone: 4003,
 } as const;
 
 /** Bytes of the stream id in front of each binary data frame. */

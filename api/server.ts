@@ -37,7 +37,10 @@ export async function startApi(deps: Deps): Promise<RunningApi> {
       closeTunnels = attachAgentEndpoint(server as Server, {
         sql: deps.sql,
         logger: deps.logger,
+        keyring: deps.keyring,
         agents: deps.agents,
+        // Recorded with the agent's session so workers and other replicas can relay through us.
+        relayUrl: deps.config.internalUrl,
       });
     server.once('error', reject);
   });

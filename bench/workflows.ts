@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as v from 'valibot';
 import { createPoolRegistry } from '../adapters/index.ts';
+import { createWorkflow } from '../automation/definitions.ts';
+import { startRun } from '../automation/runs.ts';
 import { openMigratedStore } from '../cli/boot.ts';
 import { loadConfig } from '../config/env.ts';
 import { connectTemporal, createLogger, type Deps } from '../config/runtime.ts';
@@ -18,8 +20,6 @@ import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { startReceiver } from '../test/peers/receiver.ts';
 import { startWorker } from '../worker/worker.ts';
-import { createWorkflow } from '../workflows/manage/definitions.ts';
-import { startRun } from '../workflows/manage/runs.ts';
 import { type Bench, type BenchRow, percentile } from './report.ts';
 
 const SAMPLES = 60;

@@ -8,6 +8,8 @@ import {
 } from '../config/runtime.ts';
 import { AgentHub } from '../governance/agents/hub.ts';
 import { createAgentAwarePools } from '../governance/agents/pools.ts';
+import { RelayClient } from '../governance/agents/relay-client.ts';
+import { AgentRouter } from '../governance/agents/router.ts';
 import { bootstrap } from '../identity/bootstrap.ts';
 import { openStore, type Sql } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
@@ -31,8 +33,10 @@ export async function buildDeps(
   const keyring = await loadKeyring(config, opts.dev);
   const sql = await openMigratedStore(opts.storeUrl, opts.storeMax ? { max: opts.storeMax } : {});
   const temporal = opts.temporalAddress ? await connectWithRetry(opts.temporalAddress, config, logger) : null;
-  // Agent tunnels live in the process that holds the agent's WebSocket (agent/README.md "Replicas").
+  // Agent tunnels live in the process that holds the agent's WebSocket; any other process (the
+  // worker, another replica) relays through that one (agent/README.md "Replicas").
   const agents = new AgentHub({ sql, logger });
+  agents.via = new AgentRouter(agents, new RelayClient({ sql, keyring, logger }, agents.heartbeatMs));
   return { config, sql, keyring, logger, temporal, pools: createAgentAwarePools(agents), agents };
 }
 

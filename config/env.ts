@@ -16,6 +16,8 @@ export interface Config {
   port: number;
   /** Public base URL: issuer, metadata and every absolute link are built from it. */
   baseUrl: string;
+  /** How other Countersign processes reach this one (agent relay); defaults to baseUrl. */
+  internalUrl: string;
   /** Where dev mode keeps PGlite, the generated encryption key and the Temporal dev database. */
   dataDir: string;
   /** Base64 of 32 bytes: the current AES-256-GCM key for secrets at rest. */
@@ -77,6 +79,9 @@ const EnvSchema = v.object({
     '3000',
   ),
   BASE_URL: v.optional(v.pipe(v.string(), v.url('must be a URL such as https://countersign.example.com'))),
+  COUNTERSIGN_INTERNAL_URL: v.optional(
+    v.pipe(v.string(), v.url('must be a URL such as http://countersign-api-0.countersign:3000')),
+  ),
   COUNTERSIGN_DATA_DIR: v.optional(v.string(), '.countersign'),
   COUNTERSIGN_ENCRYPTION_KEY: v.optional(
     v.pipe(
@@ -163,6 +168,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     port,
     baseUrl,
+    internalUrl: (e.COUNTERSIGN_INTERNAL_URL ?? baseUrl).replace(/\/+$/, ''),
     dataDir: e.COUNTERSIGN_DATA_DIR,
     encryptionKey: e.COUNTERSIGN_ENCRYPTION_KEY ?? null,
     encryptionOldKeys: oldKeys,

@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import pino from 'pino';
 import type { AgentHub } from '../governance/agents/hub.ts';
 import type { PoolSource } from '../governance/query.ts';
@@ -83,7 +84,7 @@ export async function loadKeyring(config: Config, allowGenerated: boolean): Prom
 }
 
 export async function connectTemporal(address: string, config: Config): Promise<TemporalHandle> {
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address, interceptors: [retryExceptQueries] });
   return {
     connection,
     client: new Client({ connection, namespace: config.temporalNamespace }),
@@ -91,3 +92,16 @@ export async function connectTemporal(address: string, config: Config): Promise<
     taskQueue: config.temporalTaskQueue,
   };
 }
+
+const retryAll = makeGrpcRetryInterceptor(defaultGrpcRetryOptions());
+
+/**
+ * The SDK's retry interceptor for every call but workflow queries. The API queries a run's live
+ * state with a short timeout and falls back to the stored state, so retrying a query (e.g. sent
+ * to a dead worker's sticky queue) only leaves timers behind, and a retry timer that fires
+ * after the connection closed throws outside any promise.
+ */
+const retryExceptQueries: Interceptor = (options, nextCall) =>
+  options.method_definition.path.endsWith('/QueryWorkflow')
+    ? new InterceptingCall(nextCall(options))
+    : retryAll(options, nextCall);

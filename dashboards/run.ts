@@ -2,6 +2,7 @@
 // viewing it (origin `dashboard`), and a row action starts its workflow through the same
 // startRun as POST /api/v1/workflows/:id/run (SPEC.md 2.3).
 import type { QueryResult } from '../adapters/types.ts';
+import { startRun } from '../automation/runs.ts';
 import type { Deps } from '../config/runtime.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
 import { ExprError, type InputType, parseInputValue, renderSql } from '../expr/index.ts';
@@ -11,7 +12,6 @@ import { listQueryRequests, runRequest } from '../governance/requests.ts';
 import type { UserPrincipal } from '../identity/principal.ts';
 import type { DashboardRow, Panel } from '../store/dashboards.ts';
 import { findCredentialTarget, findWorkflow } from '../store/workflows.ts';
-import { startRun } from '../workflows/manage/runs.ts';
 import { actorOfViewer, type Viewer, visibleDashboard } from './manage.ts';
 
 /** Rows a panel shows at most; the result says when it was cut. */

@@ -1,13 +1,12 @@
 // The life cycle of query requests (governance/README.md "Request life cycle"): reviewers approve,
 // reject and comment; the author edits, cancels and runs. Running goes through the same
-// executeGoverned as a direct query, after every rule is checked again.
+// executeGoverned as a direct query, after every rule is checked again (request-run.ts).
 import type { ParamValue } from '../adapters/types.ts';
 import { conflict, forbidden, notFound } from '../core/errors.ts';
 import { findDatabase } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import {
-  claimRequest,
   findRequest,
   insertReview,
   listRequests,
@@ -18,20 +17,12 @@ import {
   updateRequest,
 } from '../store/query-requests.ts';
 import { findUserById } from '../store/users.ts';
-import { canSee, resolveTarget } from './access.ts';
-import type { ReviewFacts } from './audit.ts';
+import { canSee } from './access.ts';
 import { classifyStatement } from './classify.ts';
-import {
-  DEFAULT_TIMEOUT_SECONDS,
-  deny,
-  executeGoverned,
-  originLimits,
-  QueryDeniedError,
-  settleRequest,
-} from './execute.ts';
-import { decodeParams, encodeParams } from './params.ts';
+import { encodeParams } from './params.ts';
 import type { GovernanceDeps, GovernedOutcome, QueryActor } from './query.ts';
-import { type BypassRequest, bypassRefusal, validApprovers } from './review-rules.ts';
+import { aiClientOf, executeRequest } from './request-run.ts';
+import { type BypassRequest, validApprovers } from './review-rules.ts';
 
 /** A request with its reviews and the approvals that count right now. */
 export interface RequestView {
@@ -246,101 +237,4 @@ export async function runRequest(
 /** Reviews are rows of their request: `qrv_` + the ULID of a fresh `qr_` id. */
 function reviewId(): string {
   return `qrv_${newId('qr').slice(3)}`;
-}
-
-function aiClientOf(r: QueryRequestRow): { oauthClient?: { id: string; name: string } } {
-  return r.origin === 'ai' && r.ai_client_id
-    ? { oauthClient: { id: r.ai_client_id, name: r.ai_client_name ?? '' } }
-    : {};
-}
-
-/**
- * Checks everything again at run time — the author's access, origin rules, and which approvals
- * still count (reviewer not the author, still with access, on the current revision) — then
- * claims the request so it runs once, and executes it through the pipeline's execute step.
- */
-async function executeRequest(
-  deps: GovernanceDeps,
-  r: QueryRequestRow,
-  runner: QueryActor,
-  bypass: BypassRequest | null,
-  runnerActive = true,
-): Promise<GovernedOutcome> {
-  if (r.status !== 'pending' && r.status !== 'approved')
-    throw conflict(`a ${r.status} query request cannot run`);
-  const params = decodeParams(r.params);
-  const facts: ReviewFacts = {
-    requestId: r.id,
-    reviewsRequired: r.reviews_required,
-    approvedBy: [],
-    bypassed: false,
-    bypassReason: null,
-  };
-  const attempt = {
-    orgId: r.org_id,
-    actor: runner,
-    origin: r.origin,
-    databaseId: r.database_id,
-    credentialId: r.credential_id,
-    statement: r.statement,
-    params,
-    classification: r.classification,
-    review: facts,
-  };
-  // Run-on-approval runs for an author who is not here: they must still be an active user.
-  if (!runnerActive)
-    return deny(deps, attempt, new QueryDeniedError('the author is no longer an active user'));
-  const { db, cred } = await resolveTarget(deps.sql, {
-    orgId: r.org_id,
-    actor: runner,
-    databaseId: r.database_id,
-    credentialId: r.credential_id,
-  }).catch((err: unknown) => deny(deps, attempt, err));
-  const classification = await classifyStatement(db.adapter, r.statement);
-  const maxRows = await originLimits(deps, { ...attempt }, db, cred, classification).catch((err: unknown) =>
-    deny(deps, { ...attempt, classification }, err),
-  );
-  const approvedBy = await validApprovers(deps.sql, r, db);
-  // A credential whose requirement grew since submission holds the request to the new number.
-  const required = Math.max(r.reviews_required, cred.reviews_required);
-  const review: ReviewFacts = {
-    requestId: r.id,
-    reviewsRequired: required,
-    approvedBy,
-    bypassed: false,
-    bypassReason: null,
-  };
-  const base = { ...attempt, classification, review };
-  if (approvedBy.length < required) {
-    if (!bypass) {
-      if (r.status === 'approved') await claimRequest(deps.sql, r.id, ['approved'], 'pending', r.revision);
-      return deny(
-        deps,
-        base,
-        new QueryDeniedError(`this request needs ${required} approval(s); ${approvedBy.length} count now`),
-      );
-    }
-    const refusal = bypassRefusal(runner, r.author_user_id, db, bypass);
-    if (refusal) return deny(deps, base, new QueryDeniedError(refusal));
-    review.bypassed = true;
-    review.bypassReason = bypass.reason ?? null;
-  }
-  const claimed = await claimRequest(deps.sql, r.id, ['pending', 'approved'], 'executing', r.revision);
-  if (!claimed) throw conflict('the query request changed or is already running; reload it');
-  if (review.bypassed) {
-    await updateRequest(deps.sql, r.id, {
-      bypassed: true,
-      bypass_reason: review.bypassReason,
-      bypassed_at: new Date(),
-    });
-  }
-  return settleRequest(deps, r.id, () =>
-    executeGoverned(deps, {
-      ...base,
-      db,
-      cred,
-      maxRows,
-      timeoutSeconds: cred.timeout ?? DEFAULT_TIMEOUT_SECONDS,
-    }),
-  );
 }

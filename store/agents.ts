@@ -13,6 +13,9 @@ export interface AgentRow {
   disconnected_at: Date | null;
   last_seen_at: Date | null;
   version: string | null;
+  /** The tunnel's session and the holding process's internal URL (0010_agent_relay.sql). */
+  session_id: string | null;
+  relay_url: string | null;
 }
 
 /** One host and port an agent may relay to. */
@@ -61,16 +64,30 @@ export async function revokeAgent(sql: Tx, orgId: string, id: string): Promise<A
   return row ?? null;
 }
 
-export async function markAgentConnected(sql: Tx, id: string, version: string | null): Promise<void> {
-  await sql`update agents set connected_at = now(), last_seen_at = now(), version = ${version} where id = ${id}`;
+export async function markAgentConnected(
+  sql: Tx,
+  id: string,
+  version: string | null,
+  session: { id: string; relayUrl: string | null },
+): Promise<void> {
+  await sql`
+    update agents set connected_at = now(), last_seen_at = now(), version = ${version},
+           session_id = ${session.id}, relay_url = ${session.relayUrl}
+     where id = ${id}`;
 }
 
-export async function markAgentSeen(sql: Tx, id: string): Promise<void> {
-  await sql`update agents set last_seen_at = now() where id = ${id}`;
+/**
+ * Heartbeat and disconnect touch the row only while it still names `sessionId`: a tunnel the agent
+ * has since opened on another process must not be refreshed or marked closed by the old holder.
+ */
+export async function markAgentSeen(sql: Tx, id: string, sessionId: string): Promise<void> {
+  await sql`update agents set last_seen_at = now() where id = ${id} and session_id = ${sessionId}`;
 }
 
-export async function markAgentDisconnected(sql: Tx, id: string): Promise<void> {
-  await sql`update agents set disconnected_at = now(), last_seen_at = now() where id = ${id}`;
+export async function markAgentDisconnected(sql: Tx, id: string, sessionId: string): Promise<void> {
+  await sql`
+    update agents set disconnected_at = now(), last_seen_at = now()
+     where id = ${id} and session_id = ${sessionId}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 
 /**
  * Secrets at rest (credential passwords, SSL keys, API step headers, integration tokens)
@@ -69,10 +69,29 @@ export class Keyring {
     }
   }
 
+  /**
+   * A key for `label` derived from the current key: HMAC-SHA256(key, label). Every process of a
+   * deployment shares the encryption key, so they derive the same value without another secret;
+   * the HMAC is one-way, so the derived value reveals nothing about the key it came from.
+   */
+  deriveKey(label: string): Buffer {
+    return derive(this.keys.get(this.currentId)!, label);
+  }
+
+  /** The same derivation with every key of the ring (current first), for checks during a rotation. */
+  deriveKeys(label: string): Buffer[] {
+    const current = this.keys.get(this.currentId)!;
+    return [current, ...[...this.keys.values()].filter((k) => k !== current)].map((k) => derive(k, label));
+  }
+
   /** True when the envelope was sealed with an old key and should be re-encrypted. */
   needsRotation(envelope: string): boolean {
     return envelope.split('.')[1] !== this.currentId;
   }
+}
+
+function derive(key: Buffer, label: string): Buffer {
+  return createHmac('sha256', key).update(label, 'utf8').digest();
 }
 
 function keyId(key: Buffer): string {

@@ -1,5 +1,6 @@
 // The tunnel endpoint: agents upgrade GET /api/v1/agents/connect to a WebSocket, authenticated by
-// their token before the upgrade completes, and the hub takes the socket over.
+// their token before the upgrade completes, and the hub takes the socket over. The same server
+// carries relays from other Countersign processes (relay.ts).
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
@@ -7,12 +8,15 @@ import { AGENT_CONNECT_PATH, AGENT_VERSION_HEADER } from '../../agent/protocol.t
 import type { Logger } from '../../config/runtime.ts';
 import { authenticateAgent } from '../../governance/agents/agents.ts';
 import type { AgentHub } from '../../governance/agents/hub.ts';
+import { parseRelayPath } from '../../governance/agents/relay-auth.ts';
+import type { Keyring } from '../../store/crypto.ts';
 import type { Sql } from '../../store/db.ts';
+import { handleRelayUpgrade } from './relay.ts';
 
 /** Largest frame accepted from an agent (the agent splits data into 256 KiB chunks). */
 const MAX_PAYLOAD = 1024 * 1024;
 
-function refuse(socket: Duplex, status: 401 | 404 | 500, text: string): void {
+function refuse(socket: Duplex, status: 401 | 404 | 409 | 500, text: string): void {
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${text.length}\r\n\r\n${text}`,
   );
@@ -21,12 +25,14 @@ function refuse(socket: Duplex, status: 401 | 404 | 500, text: string): void {
 /** Handles upgrades on `server`; returns a function that closes every tunnel it accepted. */
 export function attachAgentEndpoint(
   server: Server,
-  deps: { sql: Sql; logger: Logger; agents: AgentHub },
+  deps: { sql: Sql; logger: Logger; keyring: Keyring; agents: AgentHub; relayUrl: string },
 ): () => void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => {});
     const path = new URL(req.url ?? '/', 'http://agent').pathname;
+    const relayed = parseRelayPath(path);
+    if (relayed !== null) return handleRelayUpgrade(wss, deps, relayed, req, socket, head, refuse);
     if (path !== AGENT_CONNECT_PATH) return refuse(socket, 404, 'Not Found');
     // RFC 6750 §2.1: the token travels as `Authorization: Bearer`, never in the URL.
     const m = /^Bearer ([^\s]+)$/.exec(req.headers.authorization ?? '');
@@ -39,7 +45,7 @@ export function attachAgentEndpoint(
       const raw = req.headers[AGENT_VERSION_HEADER];
       const version = typeof raw === 'string' ? raw.slice(0, 64) : null;
       wss.handleUpgrade(req, socket, head, (ws) => {
-        deps.agents.attach(agent, ws, version).catch((err: Error) => {
+        deps.agents.attach(agent, ws, version, deps.relayUrl).catch((err: Error) => {
           deps.logger.error({ agentId: agent.id, err: err.message }, 'agent attach failed');
           ws.terminate();
         });

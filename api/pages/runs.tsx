@@ -1,5 +1,5 @@
+import type { presentRun } from '../../automation/present.ts';
 import type { WorkflowRunRow } from '../../store/workflow-runs.ts';
-import type { presentRun } from '../../workflows/manage/present.ts';
 import { Badge, Csrf, cellText, Flash, ResultTable, when } from './components.tsx';
 
 export function RunsPage(props: { runs: WorkflowRunRow[]; names: Record<string, string> }) {

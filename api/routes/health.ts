@@ -25,9 +25,12 @@ export function healthRoutes(deps: Pick<Deps, 'sql' | 'temporal'>): Hono<AppEnv>
 
 async function check(fn: () => Promise<void>, timeoutMs = 2000): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
+  const work = fn();
+  // A check that loses the race to the timeout may still fail later: observe it.
+  work.catch(() => {});
   try {
     await Promise.race([
-      fn(),
+      work,
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error('timed out')), timeoutMs);
       }),

@@ -1,14 +1,14 @@
 // Pages where people act on work waiting for them: query-request reviews and workflow runs.
 import { Hono } from 'hono';
+import { presentRun } from '../../automation/present.ts';
+import { decideApproval, getRun, listRuns } from '../../automation/runs.ts';
+import { runUrl } from '../../automation/snapshot.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { listDatabases } from '../../governance/databases.ts';
 import type { GovernanceDeps } from '../../governance/query.ts';
 import { cancelRequest, listQueryRequests, reviewRequest, runRequest } from '../../governance/requests.ts';
 import { listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows } from '../../store/workflows.ts';
-import { presentRun } from '../../workflows/manage/present.ts';
-import { decideApproval, getRun, listRuns } from '../../workflows/manage/runs.ts';
-import { runUrl } from '../../workflows/snapshot.ts';
 import { ResultTable } from '../pages/components.tsx';
 import { ReviewsPage } from '../pages/reviews.tsx';
 import { RunPage, RunsPage } from '../pages/runs.tsx';

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { handleIssueEvent } from '../../automation/tracker.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { notFound, unauthorized } from '../../core/errors.ts';
 import {
@@ -7,7 +8,6 @@ import {
   verifyWebhook,
   WebhookRejected,
 } from '../../integrations/tracker.ts';
-import { handleIssueEvent } from '../../workflows/manage/tracker.ts';
 import type { AppEnv } from '../env.ts';
 import { doc } from '../openapi.ts';
 

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
+import { presentRun, presentRunSummary } from '../../automation/present.ts';
+import { cancelRun, decideApproval, getRun, listRuns, startRun } from '../../automation/runs.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { badRequest } from '../../core/errors.ts';
-import { presentRun, presentRunSummary } from '../../workflows/manage/present.ts';
-import { cancelRun, decideApproval, getRun, listRuns, startRun } from '../../workflows/manage/runs.ts';
 import type { AppEnv } from '../env.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';

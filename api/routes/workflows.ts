@@ -1,15 +1,10 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
+import { archiveWorkflow, createWorkflow, getWorkflow, patchWorkflow } from '../../automation/definitions.ts';
+import { presentWorkflow } from '../../automation/present.ts';
+import { CreateWorkflow, PatchWorkflow } from '../../automation/schema.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { listWorkflows } from '../../store/workflows.ts';
-import {
-  archiveWorkflow,
-  createWorkflow,
-  getWorkflow,
-  patchWorkflow,
-} from '../../workflows/manage/definitions.ts';
-import { presentWorkflow } from '../../workflows/manage/present.ts';
-import { CreateWorkflow, PatchWorkflow } from '../../workflows/manage/schema.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';

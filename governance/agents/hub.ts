@@ -3,7 +3,8 @@
 // listener per (agent, host, port): the adapter dials 127.0.0.1:<port> while TLS still names the
 // database's real hostname (adapters/types.ts `dial`), and every accepted socket becomes one
 // stream the agent relays. Drivers, TLS and the governed pipeline do not know the tunnel exists.
-import { createServer, type Server, type Socket } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
 import { AdapterError } from '../../adapters/errors.ts';
 import { Mux } from '../../agent/mux.ts';
@@ -25,7 +26,11 @@ import {
   markAgentSeen,
 } from '../../store/agents.ts';
 import type { Sql } from '../../store/db.ts';
+import { LoopbackListeners, targetKey } from './loopback.ts';
 import { agentLabel, isConnectedRow } from './status.ts';
+import { type AgentTunnels, TunnelBook } from './tunnels.ts';
+
+export type { AgentTunnels } from './tunnels.ts';
 
 /** How long an agent has to answer an `open` before the stream fails. */
 const OPEN_TIMEOUT_MS = 15_000;
@@ -45,6 +50,8 @@ class Session {
   ready = false;
   draining = false;
   alive = true;
+  /** Recorded in the store with the relay URL: relays must name it (relay-server.ts). */
+  readonly id = randomUUID();
   constructor(
     readonly agent: AgentRow,
     readonly ws: WebSocket,
@@ -53,42 +60,36 @@ class Session {
   }
 }
 
-/** What the pools need from the hub (governance/agents/pools.ts). */
-export interface AgentTunnels {
-  isConnected(agentId: string): boolean;
-  /** Increments on every connect and disconnect of the agent: a change means streams were cut. */
-  generation(agentId: string): number;
-  /** The loopback address whose connections are relayed by the agent to `target`. */
-  tunnel(agentId: string, target: Target): Promise<Target>;
-  /** The clear error for an agent that cannot carry traffic here now. */
-  unavailable(agentId: string): Promise<AdapterError>;
-  /** The agent's last refusal of a stream to `target` after `since` (ms epoch), if any. */
-  refusal(agentId: string, target: Target, since: number): string | null;
-  label(agentId: string): string;
-  /** Calls `fn` whenever the agent drains or its tunnel goes away; returns the unsubscribe. */
-  watch(agentId: string, fn: () => void): () => void;
-}
-
-export class AgentHub implements AgentTunnels {
+export class AgentHub extends TunnelBook implements AgentTunnels {
   private readonly sessions = new Map<string, Session>();
-  private readonly listeners = new Map<string, Promise<{ server: Server; address: Target }>>();
-  private readonly generations = new Map<string, number>();
-  private readonly names = new Map<string, string>();
-  private readonly refusals = new Map<string, { at: number; reason: string }>();
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly listeners = new LoopbackListeners();
   private readonly timer: NodeJS.Timeout;
   private nextStream = 1;
+  /**
+   * Set in processes that relay (cli/boot.ts): pools and check-connection given this hub send
+   * their calls through this router, which uses the hub for tunnels held here and relays otherwise.
+   */
+  via: AgentTunnels | null = null;
 
   constructor(
     private readonly deps: { sql: Sql; logger: Logger },
     readonly heartbeatMs = 15_000,
   ) {
+    super();
     this.timer = setInterval(() => void this.heartbeat(), heartbeatMs);
     this.timer.unref();
   }
 
-  /** Takes over an authenticated WebSocket as `agent`'s tunnel (a newer one replaces an older one). */
-  async attach(agent: AgentRow, ws: WebSocket, version: string | null): Promise<void> {
+  /**
+   * Takes over an authenticated WebSocket as `agent`'s tunnel (a newer one replaces an older one).
+   * `relayUrl`: where other Countersign processes reach this one to relay through it (null: nowhere).
+   */
+  async attach(
+    agent: AgentRow,
+    ws: WebSocket,
+    version: string | null,
+    relayUrl: string | null = null,
+  ): Promise<void> {
     const previous = this.sessions.get(agent.id);
     if (previous) previous.ws.close(CLOSE.replaced, 'replaced by a newer connection');
     const session = new Session(agent, ws);
@@ -104,7 +105,7 @@ export class AgentHub implements AgentTunnels {
     ws.on('error', () => {}); // followed by 'close'
     ws.on('close', () => void this.detach(session));
     session.allowed = await listAgentTargets(this.deps.sql, agent.id);
-    await markAgentConnected(this.deps.sql, agent.id, version);
+    await markAgentConnected(this.deps.sql, agent.id, version, { id: session.id, relayUrl });
     session.mux.control({
       type: 'hello',
       agent_id: agent.id,
@@ -121,25 +122,21 @@ export class AgentHub implements AgentTunnels {
     return s?.ready === true && !s.draining && s.ws.readyState === s.ws.OPEN;
   }
 
-  generation(agentId: string): number {
-    return this.generations.get(agentId) ?? 0;
+  async ready(agentId: string): Promise<void> {
+    if (!this.isConnected(agentId)) throw await this.unavailable(agentId);
   }
 
-  watch(agentId: string, fn: () => void): () => void {
-    const set = this.watchers.get(agentId) ?? new Set<() => void>();
-    this.watchers.set(agentId, set);
-    set.add(fn);
-    return () => set.delete(fn);
+  /** The live session of the agent here, if any (relay-server.ts checks relays against it). */
+  sessionId(agentId: string): string | null {
+    return this.isConnected(agentId) ? (this.sessions.get(agentId)?.id ?? null) : null;
   }
 
-  private notify(agentId: string): void {
-    for (const fn of this.watchers.get(agentId) ?? []) fn();
+  /** True while the agent's tunnel here is draining. */
+  isDraining(agentId: string): boolean {
+    return this.sessions.get(agentId)?.draining === true;
   }
 
-  label(agentId: string): string {
-    return agentLabel(agentId, this.names.get(agentId) ?? null);
-  }
-
+  /** The clear error for an agent that cannot carry traffic here now. */
   async unavailable(agentId: string): Promise<AdapterError> {
     const row = await findAgent(this.deps.sql, agentId);
     if (!row) return new AdapterError(`agent ${agentId} is not registered`, 'connection');
@@ -156,20 +153,13 @@ export class AgentHub implements AgentTunnels {
     return new AdapterError(`${label} is not connected`, 'connection');
   }
 
-  refusal(agentId: string, target: Target, since: number): string | null {
-    const r = this.refusals.get(`${agentId}|${target.host.toLowerCase()}|${target.port}`);
-    return r && r.at >= since ? r.reason : null;
-  }
-
-  async tunnel(agentId: string, target: Target): Promise<Target> {
-    const key = `${agentId}|${target.host.toLowerCase()}|${target.port}`;
-    let listener = this.listeners.get(key);
-    if (!listener) {
-      listener = this.listen(agentId, target);
-      this.listeners.set(key, listener);
-      listener.catch(() => this.listeners.delete(key));
-    }
-    return (await listener).address;
+  tunnel(agentId: string, target: Target): Promise<Target> {
+    return this.listeners.address(targetKey(agentId, target), (socket) =>
+      this.openStream(agentId, target, socket).catch((err: Error) => {
+        this.deps.logger.info({ agentId, port: target.port, reason: err.message }, 'agent stream refused');
+        socket.destroy();
+      }),
+    );
   }
 
   /**
@@ -191,10 +181,7 @@ export class AgentHub implements AgentTunnels {
       session.pending.set(id, { socket, resolve, reject, timer });
       session.mux.control({ type: 'open', stream: id, host: target.host, port: target.port });
     }).catch((err: Error) => {
-      this.refusals.set(`${agentId}|${target.host.toLowerCase()}|${target.port}`, {
-        at: Date.now(),
-        reason: err.message,
-      });
+      this.refused(agentId, target, err.message);
       throw err;
     });
   }
@@ -210,28 +197,7 @@ export class AgentHub implements AgentTunnels {
   async close(): Promise<void> {
     clearInterval(this.timer);
     for (const s of this.sessions.values()) s.ws.close(CLOSE.goingAway, 'service stopping');
-    const listeners = await Promise.allSettled(this.listeners.values());
-    for (const l of listeners) if (l.status === 'fulfilled') l.value.server.close();
-    this.listeners.clear();
-  }
-
-  private listen(agentId: string, target: Target): Promise<{ server: Server; address: Target }> {
-    const server = createServer({ pauseOnConnect: true }, (socket) => {
-      socket.on('error', () => {});
-      this.openStream(agentId, target, socket).catch((err: Error) => {
-        this.deps.logger.info({ agentId, port: target.port, reason: err.message }, 'agent stream refused');
-        socket.destroy();
-      });
-    });
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      // Loopback only: the listener is an in-process detail (agent/README.md "Security").
-      server.listen(0, '127.0.0.1', () => {
-        server.unref();
-        const { port } = server.address() as { port: number };
-        resolve({ server, address: { host: '127.0.0.1', port } });
-      });
-    });
+    await this.listeners.closeAll();
   }
 
   private onMessage(session: Session, data: WebSocket.RawData, isBinary: boolean): void {
@@ -284,7 +250,7 @@ export class AgentHub implements AgentTunnels {
     this.bump(session.agent.id);
     this.notify(session.agent.id);
     this.deps.logger.info({ agentId: session.agent.id }, 'agent disconnected');
-    await markAgentDisconnected(this.deps.sql, session.agent.id).catch(() => {});
+    await markAgentDisconnected(this.deps.sql, session.agent.id, session.id).catch(() => {});
   }
 
   private async refreshAllowed(session: Session): Promise<void> {
@@ -308,7 +274,7 @@ export class AgentHub implements AgentTunnels {
           session.ws.close(CLOSE.revoked, 'revoked');
           continue;
         }
-        await markAgentSeen(this.deps.sql, session.agent.id);
+        await markAgentSeen(this.deps.sql, session.agent.id, session.id);
         await this.refreshAllowed(session);
       } catch (err) {
         this.deps.logger.warn(
@@ -317,9 +283,5 @@ export class AgentHub implements AgentTunnels {
         );
       }
     }
-  }
-
-  private bump(agentId: string): void {
-    this.generations.set(agentId, this.generation(agentId) + 1);
   }
 }

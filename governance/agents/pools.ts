@@ -14,7 +14,7 @@ import type {
   ExecuteOptions,
   ParamValue,
 } from '../../adapters/types.ts';
-import type { AgentTunnels } from './hub.ts';
+import type { AgentTunnels } from './tunnels.ts';
 
 /** Engines whose adapters support `dial` (adapters/types.ts). */
 const TUNNELED: ReadonlySet<AdapterName> = new Set(['postgres', 'mysql', 'clickhouse']);
@@ -93,7 +93,7 @@ class AgentPool implements AdapterPool {
   }
 
   private async run<T>(fn: (pool: AdapterPool) => Promise<T>): Promise<T> {
-    if (!this.tunnels.isConnected(this.agentId)) throw await this.tunnels.unavailable(this.agentId);
+    await this.tunnels.ready(this.agentId);
     const inner = this.current();
     inner.active++;
     const generation = this.tunnels.generation(this.agentId);
@@ -108,8 +108,11 @@ class AgentPool implements AdapterPool {
       });
     });
     lost.catch(() => {});
+    const work = inner.pool.then(fn);
+    // When the tunnel's end wins the race, the driver's own late failure must not go unhandled.
+    work.catch(() => {});
     try {
-      return await Promise.race([inner.pool.then(fn), lost]);
+      return await Promise.race([work, lost]);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       // The driver only saw its socket die; say why.
@@ -132,8 +135,9 @@ async function closeInner(inner: Inner): Promise<void> {
 }
 
 /**
- * The adapter for `name`, routing configs that name an agent through `tunnels`. Without a hub
- * (a process that accepts no tunnels) such a config gets a pool that says so.
+ * The adapter for `name`, routing configs that name an agent through `tunnels` (or its `via`: the
+ * router that relays through the process holding the tunnel, router.ts). Without any (a process
+ * that neither holds nor relays tunnels) such a config gets a pool that says so.
  */
 export function routedAdapterFor(name: AdapterName, tunnels: AgentTunnels | undefined): Adapter {
   const adapter = adapterFor(name);
@@ -149,11 +153,12 @@ export function routedAdapterFor(name: AdapterName, tunnels: AgentTunnels | unde
             'config',
           ),
         );
-      if (!tunnels)
+      const route = tunnels?.via ?? tunnels;
+      if (!route)
         return unusablePool(
           new AdapterError(`agent ${agentId}: this process does not carry agent tunnels`, 'connection'),
         );
-      return new AgentPool(adapter, config, agentId, tunnels);
+      return new AgentPool(adapter, config, agentId, route);
     },
   };
 }

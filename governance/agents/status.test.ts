@@ -15,6 +15,8 @@ const row = (over: Partial<AgentRow>): AgentRow => ({
   disconnected_at: null,
   last_seen_at: t(20),
   version: '0.1.0',
+  session_id: null,
+  relay_url: null,
   ...over,
 });
 

@@ -1,8 +1,20 @@
 // The MySQL/MariaDB rewriter, over node-sql-parser's tree: the same scope resolution as the
 // Postgres one (scope.ts), the same replacement of every protected column reference, and the
 // statement printed back with the parser's own sqlify so the server runs exactly what was checked.
-import nodeSqlParser from 'node-sql-parser';
-import { MYSQL_FUNCTIONS } from './functions.ts';
+// Tree helpers are in mysql-ast.ts, outright refusals in mysql-refuse.ts.
+import {
+  columnName,
+  isObj,
+  leadingKeyword,
+  list,
+  nameOf,
+  type Obj,
+  parseExpr,
+  parser,
+  qualifier,
+  tick,
+} from './mysql-ast.ts';
+import { checkFunction, SELECT_KEYS, SYSTEM_SCHEMAS, stringLiteral } from './mysql-refuse.ts';
 import {
   MASK,
   ProtectionParseError,
@@ -12,49 +24,6 @@ import {
 } from './rules.ts';
 import type { DbSchema } from './schema-cache.ts';
 import { type BaseEntry, baseEntry, type Entry, type Level, Scope } from './scope.ts';
-
-type Obj = Record<string, unknown>;
-const parser = new nodeSqlParser.Parser();
-const SYSTEM_SCHEMAS = new Set(['information_schema', 'mysql', 'performance_schema', 'sys']);
-const SELECT_KEYS = new Set([
-  'with',
-  'type',
-  'options',
-  'distinct',
-  'columns',
-  'into',
-  'from',
-  'where',
-  'groupby',
-  'having',
-  'orderby',
-  'collate',
-  'limit',
-  'locking_read',
-  'window',
-  '_next',
-  'set_op',
-  'parentheses',
-  'parentheses_symbol',
-  'tableList',
-  'columnList',
-]);
-
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-/** node-sql-parser writes a name as a string or as `{ value }` / `{ expr: { value } }`. */
-function nameOf(v: unknown): string | null {
-  if (typeof v === 'string') return v;
-  if (!isObj(v)) return null;
-  if (typeof v.value === 'string') return v.value;
-  return isObj(v.expr) ? nameOf(v.expr) : null;
-}
-
-/** The first keyword, for a clear refusal of what the parser or the policy does not take. */
-function leadingKeyword(sql: string): string {
-  const stripped = sql.replace(/^(\s|\(|--[^\n]*\n|#[^\n]*\n|\/\*[\s\S]*?\*\/)+/, '');
-  return /^[a-z_]+/i.exec(stripped)?.[0]?.toUpperCase() ?? '';
-}
 
 /** Rewrites one MySQL/MariaDB statement for a policy; returns the SQL to run. */
 export function rewriteMysql(
@@ -294,56 +263,4 @@ class MysqlRewriter {
         );
     }
   }
-}
-
-/**
- * A quote or backslash inside a literal reads differently under NO_BACKSLASH_ESCAPES, and a
- * double-quoted literal is an identifier under ANSI_QUOTES: the server's SQL mode could then
- * see code where the parser saw a string. Such literals are refused (values belong in
- * parameters), and double quotes are printed as single quotes.
- */
-function stringLiteral(n: Obj): Obj {
-  if (typeof n.value !== 'string' || /['"\\]/.test(n.value)) {
-    throw new ProtectionRefusedError(
-      'a string literal with quotes or backslashes is refused under a policy; pass it as a parameter',
-    );
-  }
-  if (n.type === 'double_quote_string') n.type = 'single_quote_string';
-  return n;
-}
-
-function qualifier(ref: Obj): string[] {
-  const table = nameOf(ref.table);
-  const db = nameOf(ref.db) ?? nameOf(ref.schema);
-  return table === null ? [] : db === null ? [table] : [db, table];
-}
-
-function columnName(expr: unknown): string | null {
-  return isObj(expr) && expr.type === 'column_ref' ? nameOf(expr.column) : null;
-}
-
-function checkFunction(name: unknown): void {
-  const parts = isObj(name) ? list(name.name).map(nameOf) : [];
-  const fname = parts.length === 1 ? parts[0]?.toLowerCase() : undefined;
-  if (!fname || (isObj(name) && name.schema) || !MYSQL_FUNCTIONS.has(fname)) {
-    throw new ProtectionRefusedError(
-      `function ${parts.join('.') || '(unknown)'} is not on the list of functions allowed under a policy`,
-    );
-  }
-}
-
-function tick(name: string): string {
-  return `\`${name.replaceAll('`', '``')}\``;
-}
-
-const exprCache = new Map<string, unknown>();
-function parseExpr(text: string): unknown {
-  let node = exprCache.get(text);
-  if (node === undefined) {
-    const ast = parser.astify(`SELECT ${text} AS x`, { database: 'MariaDB' }) as unknown as Obj;
-    node = (list(ast.columns)[0] as Obj).expr;
-    if (exprCache.size > 5000) exprCache.clear();
-    exprCache.set(text, node);
-  }
-  return structuredClone(node);
 }

@@ -2,7 +2,7 @@
 // with the schedule's trigger (rather than waiting for the minute), and removed on archive.
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleId } from '../../workflows/manage/schedules.ts';
+import { scheduleId } from '../../automation/schedules.ts';
 import { type RunView, startWorkflowEnv, type WorkflowEnv, type WorkflowView } from './setup.ts';
 
 let env: WorkflowEnv;

@@ -1,7 +1,7 @@
 // The frozen copy of a definition a run executes (pure: used by the API and by the cron launcher's
 // activity, never by the bundled interpreter).
 import type { WorkflowRow } from '../store/workflows.ts';
-import type { RunSnapshot, RunTrigger } from './types.ts';
+import type { RunSnapshot, RunTrigger } from '../workflows/types.ts';
 
 export interface SnapshotConfig {
   baseUrl: string;

@@ -1,10 +1,10 @@
 // One Temporal Schedule per workflow with a cron_schedule (DESIGN.md), kept in step with the
 // definition: created, updated and deleted with it, and deleted when it is archived.
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type ScheduleSpec } from '@temporalio/client';
-import type { TemporalHandle } from '../../config/runtime.ts';
-import { AppError } from '../../core/errors.ts';
-import type { WorkflowRow } from '../../store/workflows.ts';
-import { runSearchAttributes } from '../search-attributes.ts';
+import type { TemporalHandle } from '../config/runtime.ts';
+import { AppError } from '../core/errors.ts';
+import type { WorkflowRow } from '../store/workflows.ts';
+import { runSearchAttributes } from '../workflows/search-attributes.ts';
 
 /** The schedule id of a workflow (one per workflow). */
 export function scheduleId(workflowId: string): string {

@@ -1,11 +1,11 @@
 // The tracker label trigger (SPEC.md 2.1 Triggers 4): a verified webhook starts one run of each
 // active workflow whose label the issue just gained, reading inputs from `#### <input>` headings.
-import type { Deps } from '../../config/runtime.ts';
-import { AppError } from '../../core/errors.ts';
-import { addedLabelIds, type IssueEvent, readIssueInputs } from '../../integrations/tracker.ts';
-import { newId } from '../../store/ids.ts';
-import { claimDelivery } from '../../store/workflow-runs.ts';
-import { workflowsForTrackerLabels } from '../../store/workflows.ts';
+import type { Deps } from '../config/runtime.ts';
+import { AppError } from '../core/errors.ts';
+import { addedLabelIds, type IssueEvent, readIssueInputs } from '../integrations/tracker.ts';
+import { newId } from '../store/ids.ts';
+import { claimDelivery } from '../store/workflow-runs.ts';
+import { workflowsForTrackerLabels } from '../store/workflows.ts';
 import { launch, typedInputs } from './runs.ts';
 
 export interface TrackerOutcome {

@@ -1,13 +1,13 @@
 // Checks of a whole definition that one field's schema cannot make: unique names, references only
 // to declared inputs and earlier steps, chat replies to chat steps, expressions that parse.
-import type { FieldError } from '../../core/errors.ts';
+import type { FieldError } from '../core/errors.ts';
 import {
   collectReferences,
   ExprError,
   parseExpression,
   parseTemplate,
   type References,
-} from '../../expr/index.ts';
+} from '../expr/index.ts';
 import { cronProblem } from './cron.ts';
 
 interface StepLike {

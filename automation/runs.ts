@@ -6,18 +6,18 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { Deps, TemporalHandle } from '../../config/runtime.ts';
-import { AppError, conflict, forbidden, notFound, validationFailed } from '../../core/errors.ts';
-import { InputError, parseInputs } from '../../expr/index.ts';
-import type { Principal } from '../../identity/principal.ts';
-import { newId } from '../../store/ids.ts';
-import * as runStore from '../../store/workflow-runs.ts';
-import { findWorkflow, type WorkflowRow } from '../../store/workflows.ts';
-import type { interpretWorkflow } from '../interpret.ts';
-import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../messages.ts';
-import { runSearchAttributes } from '../search-attributes.ts';
-import { buildSnapshot } from '../snapshot.ts';
-import type { RunState, RunTrigger } from '../types.ts';
+import type { Deps, TemporalHandle } from '../config/runtime.ts';
+import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
+import { InputError, parseInputs } from '../expr/index.ts';
+import type { Principal } from '../identity/principal.ts';
+import { newId } from '../store/ids.ts';
+import * as runStore from '../store/workflow-runs.ts';
+import { findWorkflow, type WorkflowRow } from '../store/workflows.ts';
+import type { interpretWorkflow } from '../workflows/interpret.ts';
+import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
+import { runSearchAttributes } from '../workflows/search-attributes.ts';
+import type { RunState, RunTrigger } from '../workflows/types.ts';
+import { buildSnapshot } from './snapshot.ts';
 
 type RunDeps = Pick<Deps, 'sql' | 'config' | 'temporal' | 'logger'>;
 
@@ -129,8 +129,12 @@ async function liveState(temporal: TemporalHandle, runId: string): Promise<RunSt
   const timeout = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), LIVE_STATE_TIMEOUT_MS);
   });
+  const query = temporal.client.workflow.getHandle(runId).query(stateQuery);
+  // When the timeout wins the race the query keeps going; its late failure (e.g. the connection
+  // closing at shutdown) must not surface as an unhandled rejection.
+  query.catch(() => {});
   try {
-    return await Promise.race([temporal.client.workflow.getHandle(runId).query(stateQuery), timeout]);
+    return await Promise.race([query, timeout]);
   } catch {
     // No worker, or the run's history is gone: the stored status is all there is.
     return null;

@@ -1,8 +1,8 @@
 // Response shapes of workflows and runs (SPEC.md 2.1; workflows/README.md). Header values are
 // never shown: each appears with the value null, which a PATCH may send back to keep it.
-import type { WorkflowRunRow } from '../../store/workflow-runs.ts';
-import type { WorkflowRow } from '../../store/workflows.ts';
-import type { RunState } from '../types.ts';
+import type { WorkflowRunRow } from '../store/workflow-runs.ts';
+import type { WorkflowRow } from '../store/workflows.ts';
+import type { RunState } from '../workflows/types.ts';
 
 export function presentWorkflow(w: WorkflowRow) {
   return {

@@ -1,7 +1,7 @@
 // Request bodies of the workflow endpoints (SPEC.md 4.1; field names in workflows/README.md).
 // Actions are strict objects: a misspelt field is named in the 422 rather than silently ignored.
 import * as v from 'valibot';
-import { INPUT_TYPES, isIdentifier, isValidInputName } from '../../expr/index.ts';
+import { INPUT_TYPES, isIdentifier, isValidInputName } from '../expr/index.ts';
 
 const text = (max: number) => v.pipe(v.string(), v.maxLength(max));
 const nonEmpty = (max: number, what: string) =>

@@ -1,14 +1,14 @@
 // Workflow definitions: create, read, change, archive (SPEC.md 4.1). Each change is checked whole,
 // written in one transaction together with its schedule, or not at all.
-import type { Deps } from '../../config/runtime.ts';
-import { AppError, type FieldError, notFound, validationFailed } from '../../core/errors.ts';
-import { findLabel, trackerConfigured } from '../../integrations/tracker.ts';
-import { newId } from '../../store/ids.ts';
-import * as store from '../../store/workflows.ts';
-import { headerContext } from '../snapshot.ts';
-import type { Action, StepDefinition } from '../types.ts';
+import type { Deps } from '../config/runtime.ts';
+import { AppError, type FieldError, notFound, validationFailed } from '../core/errors.ts';
+import { findLabel, trackerConfigured } from '../integrations/tracker.ts';
+import { newId } from '../store/ids.ts';
+import * as store from '../store/workflows.ts';
+import type { Action, StepDefinition } from '../workflows/types.ts';
 import { syncSchedule } from './schedules.ts';
 import type { CreateWorkflowBody, PatchWorkflowBody, StepBody } from './schema.ts';
+import { headerContext } from './snapshot.ts';
 import { definitionProblems } from './validate.ts';
 
 type ManageDeps = Pick<Deps, 'sql' | 'keyring' | 'config' | 'temporal' | 'logger'>;

@@ -1,0 +1,217 @@
+// The requesting side of a relay (agent/README.md "Replicas"): a process without the agent's
+// tunnel (the worker, another API replica) asks the store which process holds it and opens one
+// authenticated WebSocket per agent to that process's relay endpoint. Adapters still dial a local
+// loopback listener; each accepted socket becomes one stream of the relay link, spoken with the
+// tunnel protocol (agent/protocol.ts), and the holder forwards it over the agent's tunnel.
+import type { Socket } from 'node:net';
+import WebSocket from 'ws';
+import { AdapterError } from '../../adapters/errors.ts';
+import { Mux } from '../../agent/mux.ts';
+import { CLOSE, decodeData, parseAgentMessage, type Target } from '../../agent/protocol.ts';
+import type { Logger } from '../../config/runtime.ts';
+import { findAgent } from '../../store/agents.ts';
+import type { Keyring } from '../../store/crypto.ts';
+import type { Sql } from '../../store/db.ts';
+import { LoopbackListeners, targetKey } from './loopback.ts';
+import { RELAY_SESSION_HEADER, relayPath, relayToken } from './relay-auth.ts';
+import { agentLabel, isConnectedRow } from './status.ts';
+import { type AgentTunnels, TunnelBook } from './tunnels.ts';
+
+/** How long the holder has to accept the relay link or answer an `open`. */
+const CONNECT_TIMEOUT_MS = 5_000;
+const OPEN_TIMEOUT_MS = 15_000;
+const MAX_PAYLOAD = 1024 * 1024;
+
+interface Link {
+  ws: WebSocket;
+  mux: Mux;
+  pending: Map<number, { socket: Socket; resolve(): void; reject(err: Error): void; timer: NodeJS.Timeout }>;
+  draining: boolean;
+  alive: boolean;
+}
+
+export interface RelayClientDeps {
+  sql: Sql;
+  keyring: Keyring;
+  logger: Logger;
+}
+
+export class RelayClient extends TunnelBook implements AgentTunnels {
+  private readonly links = new Map<string, Link>();
+  private readonly connecting = new Map<string, Promise<Link>>();
+  private readonly listeners = new LoopbackListeners();
+  private readonly timer: NodeJS.Timeout;
+  private nextStream = 1;
+
+  constructor(
+    private readonly deps: RelayClientDeps,
+    /** The hub's heartbeat interval: store rows older than three of them are stale. */
+    private readonly heartbeatMs = 15_000,
+  ) {
+    super();
+    // A holder that hangs (rather than closing the link) is found by a missed pong.
+    this.timer = setInterval(() => this.ping(), heartbeatMs);
+    this.timer.unref();
+  }
+
+  isConnected(agentId: string): boolean {
+    const link = this.links.get(agentId);
+    return link !== undefined && !link.draining && link.ws.readyState === WebSocket.OPEN;
+  }
+
+  async ready(agentId: string): Promise<void> {
+    if (this.isConnected(agentId)) return;
+    let attempt = this.connecting.get(agentId);
+    if (!attempt) {
+      attempt = this.connect(agentId).finally(() => this.connecting.delete(agentId));
+      this.connecting.set(agentId, attempt);
+    }
+    await attempt;
+  }
+
+  tunnel(agentId: string, target: Target): Promise<Target> {
+    return this.listeners.address(targetKey(agentId, target), (socket) =>
+      this.openStream(agentId, target, socket).catch((err: Error) => {
+        this.refused(agentId, target, err.message);
+        this.deps.logger.info({ agentId, port: target.port, reason: err.message }, 'relayed stream refused');
+        socket.destroy();
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    for (const link of this.links.values()) link.ws.close(CLOSE.goingAway, 'process stopping');
+    await this.listeners.closeAll();
+  }
+
+  /** Looks up the holder in the store and opens the relay link; every failure names the agent. */
+  private async connect(agentId: string): Promise<Link> {
+    const row = await findAgent(this.deps.sql, agentId);
+    if (!row) throw new AdapterError(`agent ${agentId} is not registered`, 'connection');
+    this.names.set(row.id, row.name);
+    const label = agentLabel(row.id, row.name);
+    if (row.revoked_at) throw new AdapterError(`${label} is revoked`, 'connection');
+    // A row whose heartbeat is stale belongs to a holder that died: no traffic goes there.
+    if (!isConnectedRow(row, this.heartbeatMs, new Date()) || !row.session_id)
+      throw new AdapterError(`${label} is not connected`, 'connection');
+    if (!row.relay_url)
+      throw new AdapterError(
+        `${label} is connected to a Countersign process that serves no relay`,
+        'connection',
+      );
+    const url = new URL(relayPath(agentId), `${row.relay_url}/`);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(url, {
+      headers: {
+        authorization: `Bearer ${relayToken(this.deps.keyring)}`,
+        [RELAY_SESSION_HEADER]: row.session_id,
+      },
+      handshakeTimeout: CONNECT_TIMEOUT_MS,
+      maxPayload: MAX_PAYLOAD,
+    });
+    const unreachable = (why: string) =>
+      new AdapterError(
+        `${label} is held by the Countersign process at ${row.relay_url}, ${why}`,
+        'connection',
+      );
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('unexpected-response', (_req, res) => {
+        ws.terminate();
+        const status = res.statusCode ?? 0;
+        // 409: the holder no longer has that session (the agent moved or the process restarted).
+        if (status === 409) reject(new AdapterError(`${label} is not connected`, 'connection'));
+        else if (status === 401)
+          reject(unreachable('which refused this process (is COUNTERSIGN_ENCRYPTION_KEY the same?)'));
+        else reject(unreachable(`which answered ${status}`));
+      });
+      ws.once('error', (err) => reject(unreachable(`which cannot be reached: ${err.message}`)));
+    });
+    const link: Link = { ws, mux: new Mux(ws), pending: new Map(), draining: false, alive: true };
+    this.links.get(agentId)?.ws.terminate();
+    this.links.set(agentId, link);
+    this.bump(agentId);
+    ws.on('pong', () => {
+      link.alive = true;
+    });
+    ws.on('error', () => {});
+    ws.on('message', (data, isBinary) => this.onMessage(agentId, link, data, isBinary));
+    ws.on('close', (code) => this.detach(agentId, link, code));
+    return link;
+  }
+
+  private async openStream(agentId: string, target: Target, socket: Socket): Promise<void> {
+    await this.ready(agentId);
+    const link = this.links.get(agentId)!;
+    const id = this.nextStream++;
+    if (this.nextStream > 0xffffffff) this.nextStream = 1;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        link.pending.delete(id);
+        reject(new Error(`${this.label(agentId)} did not open ${target.host}:${target.port} in time`));
+      }, OPEN_TIMEOUT_MS);
+      link.pending.set(id, { socket, resolve, reject, timer });
+      link.mux.control({ type: 'open', stream: id, host: target.host, port: target.port });
+    });
+  }
+
+  private onMessage(agentId: string, link: Link, data: WebSocket.RawData, isBinary: boolean): void {
+    const buf = Buffer.isBuffer(data)
+      ? data
+      : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+    if (isBinary) {
+      const frame = decodeData(buf);
+      if (frame) link.mux.receive(frame.stream, frame.payload);
+      return;
+    }
+    const msg = parseAgentMessage(buf.toString('utf8'));
+    if (!msg) return void link.ws.close(CLOSE.protocol, 'bad control frame');
+    if (msg.type === 'draining') {
+      link.draining = true;
+      this.notify(agentId);
+      return;
+    }
+    if (msg.type === 'opened' || msg.type === 'refused') {
+      const p = link.pending.get(msg.stream);
+      if (!p) return;
+      link.pending.delete(msg.stream);
+      clearTimeout(p.timer);
+      // Synchronously, as in hub.ts: the next frame may already carry the database's first bytes.
+      if (msg.type === 'opened') {
+        link.mux.attach(msg.stream, p.socket);
+        p.resolve();
+      } else p.reject(new Error(`refused by ${this.label(agentId)}: ${msg.reason}`));
+      return;
+    }
+    link.mux.onMessage(msg);
+  }
+
+  private detach(agentId: string, link: Link, code: number): void {
+    const reason =
+      code === CLOSE.agentGone
+        ? `${this.label(agentId)} disconnected`
+        : `the relay to the process holding ${this.label(agentId)} closed`;
+    link.mux.destroyAll(reason);
+    for (const p of link.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new Error(reason));
+    }
+    link.pending.clear();
+    if (this.links.get(agentId) !== link) return;
+    this.links.delete(agentId);
+    this.bump(agentId);
+    this.notify(agentId);
+  }
+
+  private ping(): void {
+    for (const link of this.links.values()) {
+      if (!link.alive) {
+        link.ws.terminate();
+        continue;
+      }
+      link.alive = false;
+      link.ws.ping();
+    }
+  }
+}
