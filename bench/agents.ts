@@ -20,28 +20,13 @@ import { newId } from '../store/ids.ts';
 import { insertOrganization } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
-import { type Bench, type BenchRow, percentile, sample } from './report.ts';
+import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
 
 const SAMPLES = 1000;
 const WARMUP = 100;
 const BIG_ROWS = 100_000;
 const BIG_RUNS = 7;
 const BIN = fileURLToPath(new URL('../bin/countersign.js', import.meta.url));
-
-/** One call of each in turn, rotating who goes first, so drift hits both alike. */
-async function interleaved(n: number, fns: Array<() => Promise<unknown>>): Promise<number[][]> {
-  for (const fn of fns) await sample(WARMUP, fn, 0);
-  const out = fns.map(() => [] as number[]);
-  for (let i = 0; i < n; i++) {
-    for (let k = 0; k < fns.length; k++) {
-      const j = (i + k) % fns.length;
-      const t0 = performance.now();
-      await fns[j]!();
-      out[j]!.push(performance.now() - t0);
-    }
-  }
-  return out;
-}
 
 const ms = (xs: number[], q: number) => percentile(xs, q).toFixed(3);
 
@@ -126,20 +111,25 @@ const bench: Bench = {
       } as ConnectionConfig);
       pools.push(direct, tunneled);
       const one = { maxRows: 10, timeoutSeconds: 60 };
-      const [viaAgent, straight] = await interleaved(SAMPLES, [
-        () => tunneled.execute('select 1 as n', [], one),
-        () => direct.execute('select 1 as n', [], one),
-      ]);
+      const [viaAgent, straight] = await interleaved(
+        SAMPLES,
+        [() => tunneled.execute('select 1 as n', [], one), () => direct.execute('select 1 as n', [], one)],
+        WARMUP,
+      );
 
       const big = `select g, md5(g::text) as h from generate_series(1, ${BIG_ROWS}) g`;
       const many = { maxRows: BIG_ROWS, timeoutSeconds: 60 };
-      const [bigAgent, bigDirect] = await interleaved(BIG_RUNS, [
-        async () => {
-          const r = await tunneled.execute(big, [], many);
-          if (r.num_rows !== BIG_ROWS) throw new Error(`tunnel returned ${r.num_rows} rows`);
-        },
-        () => direct.execute(big, [], many),
-      ]);
+      const [bigAgent, bigDirect] = await interleaved(
+        BIG_RUNS,
+        [
+          async () => {
+            const r = await tunneled.execute(big, [], many);
+            if (r.num_rows !== BIG_ROWS) throw new Error(`tunnel returned ${r.num_rows} rows`);
+          },
+          () => direct.execute(big, [], many),
+        ],
+        WARMUP,
+      );
       const rate = (xs: number[]) => Math.round(BIG_ROWS / (percentile(xs, 50) / 1000));
       return [
         {

@@ -28,28 +28,13 @@ import { newId } from '../store/ids.ts';
 import { insertOrganization } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
-import { type Bench, type BenchRow, percentile, sample } from './report.ts';
+import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
 
 const SAMPLES = 1500;
 const WARMUP = 100;
 const TARGET_MS = 2;
 const CONCURRENT_APPENDS = 2000;
 const CONCURRENCY = 32;
-
-/** Samples of each function, one call of each in turn (rotating who goes first), so drift hits all alike. */
-async function interleaved(n: number, fns: Array<() => Promise<unknown>>): Promise<number[][]> {
-  for (const fn of fns) await sample(WARMUP, fn, 0);
-  const out = fns.map(() => [] as number[]);
-  for (let i = 0; i < n; i++) {
-    for (let k = 0; k < fns.length; k++) {
-      const j = (i + k) % fns.length;
-      const t0 = performance.now();
-      await fns[j]!();
-      out[j]!.push(performance.now() - t0);
-    }
-  }
-  return out;
-}
 
 const p = (xs: number[], q: number) => percentile(xs, q);
 const pair = (xs: number[]) => `${p(xs, 50).toFixed(3)} ms p50, ${p(xs, 99).toFixed(3)} ms p99`;
@@ -118,11 +103,15 @@ const bench: Bench = {
       );
       const opts = { maxRows: HARD_MAX_ROWS, timeoutSeconds: DEFAULT_TIMEOUT_SECONDS };
 
-      const [governed, adapter, driver] = await interleaved(SAMPLES, [
-        () => runGovernedQuery(gov, { ...q, params: [param()] }),
-        () => pool.execute(statement, [param()], opts),
-        () => bare.unsafe(statement, [param()]),
-      ]);
+      const [governed, adapter, driver] = await interleaved(
+        SAMPLES,
+        [
+          () => runGovernedQuery(gov, { ...q, params: [param()] }),
+          () => pool.execute(statement, [param()], opts),
+          () => bare.unsafe(statement, [param()]),
+        ],
+        WARMUP,
+      );
       const access = await sample(SAMPLES, () => resolveTarget(sql, q), WARMUP);
       const classifyHot = await sample(SAMPLES, () => classifyStatement('postgres', statement), WARMUP);
       const classifyCold = await sample(

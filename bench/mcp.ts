@@ -25,7 +25,7 @@ import { insertOrganization } from '../store/users.ts';
 import { freePorts } from '../test/harness/process.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
-import { type Bench, type BenchRow, percentile } from './report.ts';
+import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
 
 const SAMPLES = 1000;
 const WARMUP = 100;
@@ -39,21 +39,6 @@ async function connectMcp(url: string, headers: Record<string, string> = {}): Pr
   const client = new Client({ name: 'countersign-bench', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   return client;
-}
-
-/** Sequential latency, interleaved call by call so drift hits both alike. */
-async function interleaved(n: number, fns: Array<() => Promise<unknown>>): Promise<number[][]> {
-  for (let i = 0; i < WARMUP; i++) for (const fn of fns) await fn();
-  const out = fns.map(() => [] as number[]);
-  for (let i = 0; i < n; i++) {
-    for (let k = 0; k < fns.length; k++) {
-      const j = (i + k) % fns.length;
-      const t0 = performance.now();
-      await fns[j]!();
-      out[j]!.push(performance.now() - t0);
-    }
-  }
-  return out;
 }
 
 /** Calls per second: `CONCURRENCY` clients, each with its own connection, sharing the calls. */
@@ -165,7 +150,7 @@ const bench: Bench = {
       const viaDbhub = async () =>
         expectOk(await theirs.callTool({ name: 'execute_sql', arguments: { sql: statement } }));
 
-      const [countersign, direct] = await interleaved(SAMPLES, [viaCountersign, viaDbhub]);
+      const [countersign, direct] = await interleaved(SAMPLES, [viaCountersign, viaDbhub], WARMUP);
       const callers = async (
         url: string,
         headers: Record<string, string>,

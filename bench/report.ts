@@ -38,3 +38,25 @@ export async function sample(
   }
   return out;
 }
+
+/**
+ * Samples each function `n` times, one call of each in turn and rotating who goes first, so
+ * drift in a shared server hits every function alike. `warmup` calls of each come first.
+ */
+export async function interleaved(
+  n: number,
+  fns: Array<() => Promise<unknown>>,
+  warmup: number,
+): Promise<number[][]> {
+  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
+  const out = fns.map(() => [] as number[]);
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < fns.length; k++) {
+      const j = (i + k) % fns.length;
+      const t0 = performance.now();
+      await fns[j]!();
+      out[j]!.push(performance.now() - t0);
+    }
+  }
+  return out;
+}
