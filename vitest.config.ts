@@ -6,7 +6,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
-    reporters: ['default'],
+    // The JSON report feeds the one-line summary .ci/run prints (test/summary.mjs).
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-output/vitest-results.json' },
     projects: [
       {
         extends: true,
