@@ -20,7 +20,7 @@ import { newId } from '../store/ids.ts';
 import { insertOrganization } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
-import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
+import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
 
 const SAMPLES = 1000;
 const WARMUP = 100;
