@@ -164,7 +164,21 @@ temporal_needs_go_bootstrap() {
     [ ! -x "${CACHE_DIR}/go${GO_BOOTSTRAP_VERSION}/bin/go" ]
 }
 
+# `npm run dev`: only the Temporal CLI matters, and only when dev mode will start its own server.
+temporal_only() {
+  [ -n "${TEMPORAL_ADDRESS:-}" ] && return 0
+  find_temporal >/dev/null 2>&1 && return 0
+  [ -n "${TEMPORAL_CLI_PATH:-}" ] && return 0
+  if is_root || usable_go >/dev/null; then
+    log "first run: building the Temporal CLI (a few minutes, once)"
+    build_temporal
+  else
+    log "the Temporal CLI is missing and there is no Go >= 1.21 to build it: install Go, or set TEMPORAL_ADDRESS"
+  fi
+}
+
 main() {
+  if [ "${1:-}" = "--temporal-only" ]; then temporal_only; return; fi
   local missing
   missing="$(missing_packages)"
   # Fetching Go needs a downloader and unzip; as root, add them to the same apt run.
