@@ -15,6 +15,7 @@ import {
   parseServerMessage,
   type ServerMessage,
   type Target,
+  wsPayload,
 } from './protocol.ts';
 
 export const AGENT_VERSION = '0.1.0';
@@ -107,9 +108,7 @@ export function startAgent(opts: AgentOptions): RunningAgent {
       });
       ws.on('ping', armHeartbeat);
       ws.on('message', (data, isBinary) => {
-        const buf = Buffer.isBuffer(data)
-          ? data
-          : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+        const buf = wsPayload(data);
         if (isBinary) {
           const frame = decodeData(buf);
           if (frame) mux.receive(frame.stream, frame.payload);

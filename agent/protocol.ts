@@ -85,3 +85,9 @@ export function isAllowed(allowed: readonly Target[], host: string, port: number
   const h = host.toLowerCase();
   return allowed.some((t) => t.port === port && t.host.toLowerCase() === h);
 }
+
+/** A `ws` message payload (Buffer, fragments, or ArrayBuffer) as one Buffer. */
+export function wsPayload(data: Buffer | ArrayBuffer | Buffer[]): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+}

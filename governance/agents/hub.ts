@@ -15,6 +15,7 @@ import {
   isAllowed,
   parseAgentMessage,
   type Target,
+  wsPayload,
 } from '../../agent/protocol.ts';
 import type { Logger } from '../../config/runtime.ts';
 import {
@@ -201,9 +202,7 @@ export class AgentHub extends TunnelBook implements AgentTunnels {
   }
 
   private onMessage(session: Session, data: WebSocket.RawData, isBinary: boolean): void {
-    const buf = Buffer.isBuffer(data)
-      ? data
-      : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+    const buf = wsPayload(data);
     if (isBinary) {
       const frame = decodeData(buf);
       if (frame) session.mux.receive(frame.stream, frame.payload);

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import { AdapterError } from '../../adapters/errors.ts';
 import { Mux } from '../../agent/mux.ts';
-import { CLOSE, decodeData, parseAgentMessage, type Target } from '../../agent/protocol.ts';
+import { CLOSE, decodeData, parseAgentMessage, type Target, wsPayload } from '../../agent/protocol.ts';
 import type { Logger } from '../../config/runtime.ts';
 import { findAgent } from '../../store/agents.ts';
 import type { Keyring } from '../../store/crypto.ts';
@@ -157,9 +157,7 @@ export class RelayClient extends TunnelBook implements AgentTunnels {
   }
 
   private onMessage(agentId: string, link: Link, data: WebSocket.RawData, isBinary: boolean): void {
-    const buf = Buffer.isBuffer(data)
-      ? data
-      : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+    const buf = wsPayload(data);
     if (isBinary) {
       const frame = decodeData(buf);
       if (frame) link.mux.receive(frame.stream, frame.payload);

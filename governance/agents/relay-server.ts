@@ -7,7 +7,14 @@
 import { connect, type Socket } from 'node:net';
 import type WebSocket from 'ws';
 import { Mux } from '../../agent/mux.ts';
-import { CLOSE, decodeData, isAllowed, parseServerMessage, type Target } from '../../agent/protocol.ts';
+import {
+  CLOSE,
+  decodeData,
+  isAllowed,
+  parseServerMessage,
+  type Target,
+  wsPayload,
+} from '../../agent/protocol.ts';
 import type { Logger } from '../../config/runtime.ts';
 import { listAgentTargets } from '../../store/agents.ts';
 import type { Sql } from '../../store/db.ts';
@@ -38,9 +45,7 @@ export function serveRelay(deps: RelayServerDeps, agentId: string, ws: WebSocket
     mux.destroyAll('relay closed');
   });
   ws.on('message', (data, isBinary) => {
-    const buf = Buffer.isBuffer(data)
-      ? data
-      : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+    const buf = wsPayload(data);
     if (isBinary) {
       const frame = decodeData(buf);
       if (frame) mux.receive(frame.stream, frame.payload);
