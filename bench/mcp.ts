@@ -7,18 +7,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
 import * as v from 'valibot';
-import { createPoolRegistry } from '../adapters/index.ts';
 import { startApi } from '../api/server.ts';
-import { openMigratedStore } from '../cli/boot.ts';
+import { buildDeps } from '../cli/boot.ts';
 import { loadConfig } from '../config/env.ts';
-import { createLogger, type Deps } from '../config/runtime.ts';
+import type { Deps } from '../config/runtime.ts';
 import { CreateDatabase } from '../governance/database-input.ts';
 import { createDatabase } from '../governance/databases.ts';
 import { createUser } from '../identity/manage.ts';
 import { approve, checkAuthorizationRequest, s256 } from '../identity/oauth-authorize.ts';
 import { registerClient } from '../identity/oauth-clients.ts';
 import { exchangeCode } from '../identity/oauth-tokens.ts';
-import { generateKey, Keyring } from '../store/crypto.ts';
+import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
 import { findClient } from '../store/oauth.ts';
 import { insertOrganization } from '../store/users.ts';
@@ -80,15 +79,14 @@ const bench: Bench = {
       COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
       LOG_LEVEL: 'silent',
     });
-    const sql = await openMigratedStore(store.url, { max: 10 });
-    const deps: Deps = {
-      config,
-      sql,
-      keyring: Keyring.fromBase64(config.encryptionKey!),
-      logger: createLogger('silent'),
-      temporal: null,
-      pools: createPoolRegistry(),
-    };
+    // The same deps as `countersign serve` builds.
+    const deps = await buildDeps(config, {
+      storeUrl: store.url,
+      storeMax: 10,
+      temporalAddress: null,
+      dev: false,
+    });
+    const sql = deps.sql;
     const api = await startApi(deps);
     let dbhub: ChildProcess | null = null;
     const clients: Client[] = [];

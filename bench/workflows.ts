@@ -5,15 +5,13 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as v from 'valibot';
-import { createPoolRegistry } from '../adapters/index.ts';
 import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
-import { openMigratedStore } from '../cli/boot.ts';
+import { buildDeps } from '../cli/boot.ts';
 import { loadConfig } from '../config/env.ts';
-import { connectTemporal, createLogger, type Deps } from '../config/runtime.ts';
 import { CreateDatabase } from '../governance/database-input.ts';
 import { createDatabase } from '../governance/databases.ts';
-import { generateKey, Keyring } from '../store/crypto.ts';
+import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
 import { insertOrganization } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
@@ -42,15 +40,14 @@ const bench: Bench = {
       TEMPORAL_TASK_QUEUE: taskQueue,
       LOG_LEVEL: 'silent',
     });
-    const sql = await openMigratedStore(store.url, { max: 10 });
-    const deps: Deps = {
-      config,
-      sql,
-      keyring: Keyring.fromBase64(config.encryptionKey!),
-      logger: createLogger('silent'),
-      pools: createPoolRegistry(),
-      temporal: await connectTemporal(t.address, config),
-    };
+    // The same deps as `countersign serve --with-worker` builds.
+    const deps = await buildDeps(config, {
+      storeUrl: store.url,
+      storeMax: 10,
+      temporalAddress: t.address,
+      dev: false,
+    });
+    const sql = deps.sql;
     const worker = await startWorker(deps, t.address);
     const bareConnection = await NativeConnection.connect({ address: t.address });
     const bareQueue = `${taskQueue}-bare`;

@@ -2,6 +2,7 @@
 // lines collected so tests can wait for "connected", "refused" and the like.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { servers } from '../harness/servers.ts';
 import type { TestService } from '../helpers/service.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/countersign.js', import.meta.url));
@@ -96,4 +97,38 @@ export async function waitConnected(svc: TestService, agentId: string, connected
     if (Date.now() > deadline) throw new Error(`agent ${agentId} never became connected=${connected}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Registers the harness PostgreSQL behind `agentId`, with TLS verify-full to its real hostname,
+ * through the databases API. Returns the database and its credential.
+ */
+export async function registerPostgresBehindAgent(
+  svc: TestService,
+  agentId: string,
+  name: string,
+): Promise<{ id: string; credentialId: string }> {
+  const pg = servers().postgres;
+  const res = await svc.fetch('/api/v1/desk/databases', {
+    method: 'POST',
+    headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name,
+      adapter: 'postgres',
+      hostname: pg.tls.rightHostname,
+      port: pg.port,
+      database: pg.database,
+      ssl: true,
+      ssl_ca_cert: Buffer.from(pg.tls.caCert).toString('base64'),
+      verify_server_hostname: true,
+      agent_id: agentId,
+      credentials: [
+        { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
+      ],
+    }),
+  });
+  const body = (await res.json()) as { id: string; credentials: Array<{ id: string }> };
+  if (res.status !== 201)
+    throw new Error(`registering ${name} failed (${res.status}): ${JSON.stringify(body)}`);
+  return { id: body.id, credentialId: body.credentials[0]!.id };
 }

@@ -14,7 +14,13 @@ import { AgentRouter } from '../../governance/agents/router.ts';
 import { findAgent } from '../../store/agents.ts';
 import { servers } from '../harness/servers.ts';
 import { runWorkflow, startWorkflowEnv, type WorkflowEnv } from '../workflows/setup.ts';
-import { type AgentProcess, registerAgent, startAgentProcess, waitConnected } from './agent-process.ts';
+import {
+  type AgentProcess,
+  registerAgent,
+  registerPostgresBehindAgent,
+  startAgentProcess,
+  waitConnected,
+} from './agent-process.ts';
 
 // agent/README.md "Replicas": an agent holds one tunnel, to the API process `env.svc`. A worker
 // in its own process and a second API process reach the database behind it through a relay to
@@ -34,27 +40,7 @@ beforeAll(async () => {
   edge = await registerAgent(env.svc, 'edge-relay');
   agent = startAgentProcess(env.svc.url, edge.token);
   await waitConnected(env.svc, edge.id);
-  const pg = servers().postgres;
-  const created = await env.api<{ id: string; credentials: Array<{ id: string }> }>(
-    'POST',
-    '/api/v1/desk/databases',
-    {
-      name: 'orders-behind-relay',
-      adapter: 'postgres',
-      hostname: pg.tls.rightHostname,
-      port: pg.port,
-      database: pg.database,
-      ssl: true,
-      ssl_ca_cert: Buffer.from(pg.tls.caCert).toString('base64'),
-      verify_server_hostname: true,
-      agent_id: edge.id,
-      credentials: [
-        { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
-      ],
-    },
-  );
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  db = { id: created.body.id, credentialId: created.body.credentials[0]!.id };
+  db = await registerPostgresBehindAgent(env.svc, edge.id, 'orders-behind-relay');
 
   // A second API process on another port, sharing the store and the encryption key. It holds no
   // tunnel: its pools route through the relay, as cli/boot.ts wires every process.

@@ -1,8 +1,13 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are expression-language source.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servers } from '../harness/servers.ts';
 import { runWorkflow, startWorkflowEnv, type WorkflowEnv } from '../workflows/setup.ts';
-import { type AgentProcess, registerAgent, startAgentProcess, waitConnected } from './agent-process.ts';
+import {
+  type AgentProcess,
+  registerAgent,
+  registerPostgresBehindAgent,
+  startAgentProcess,
+  waitConnected,
+} from './agent-process.ts';
 
 // A workflow query step reaches a database behind an agent like any other: the worker's
 // activities use the process's pools, which route through the agent's tunnel (verify-full TLS).
@@ -16,27 +21,7 @@ beforeAll(async () => {
   edge = await registerAgent(env.svc, 'edge-wf');
   agent = startAgentProcess(env.svc.url, edge.token);
   await waitConnected(env.svc, edge.id);
-  const pg = servers().postgres;
-  const created = await env.api<{ id: string; credentials: Array<{ id: string }> }>(
-    'POST',
-    '/api/v1/desk/databases',
-    {
-      name: 'orders-behind-edge',
-      adapter: 'postgres',
-      hostname: pg.tls.rightHostname,
-      port: pg.port,
-      database: pg.database,
-      ssl: true,
-      ssl_ca_cert: Buffer.from(pg.tls.caCert).toString('base64'),
-      verify_server_hostname: true,
-      agent_id: edge.id,
-      credentials: [
-        { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
-      ],
-    },
-  );
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  credentialId = created.body.credentials[0]!.id;
+  credentialId = (await registerPostgresBehindAgent(env.svc, edge.id, 'orders-behind-edge')).credentialId;
 });
 afterAll(async () => {
   await agent?.stop();
