@@ -88,7 +88,7 @@ export async function runPanel(deps: GovernanceDeps, v: Viewer, run: PanelRun): 
   if (cred && cred.reviews_required > 0) {
     const open = await openRequest(deps, v, query);
     if (open?.status === 'approved') {
-      const out = await runRequest(deps, v.orgId, actor, open.id, null);
+      const out = await runRequest(deps, v.orgId, { actor, origin: 'dashboard' }, open.id, null);
       return { status: 'executed', result: out.outcome.result, requestId: open.id };
     }
     if (open) return { status: 'pending_review', requestId: open.id, reviewsRequired: open.reviews_required };

@@ -15,7 +15,7 @@ import {
   settleRequest,
 } from './execute.ts';
 import { decodeParams } from './params.ts';
-import type { GovernanceDeps, GovernedOutcome, QueryActor } from './query.ts';
+import type { GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './query.ts';
 import { type BypassRequest, bypassRefusal, validApprovers } from './review-rules.ts';
 
 /** The OAuth client an AI-origin request was made through, so its run is attributed to it too. */
@@ -33,10 +33,11 @@ export function aiClientOf(r: QueryRequestRow): { oauthClient?: { id: string; na
 export async function executeRequest(
   deps: GovernanceDeps,
   r: QueryRequestRow,
-  runner: QueryActor,
+  caller: { actor: QueryActor; origin: QueryOrigin },
   bypass: BypassRequest | null,
   runnerActive = true,
 ): Promise<GovernedOutcome> {
+  const runner = caller.actor;
   if (r.status !== 'pending' && r.status !== 'approved')
     throw conflict(`a ${r.status} query request cannot run`);
   const params = decodeParams(r.params);
@@ -50,7 +51,8 @@ export async function executeRequest(
   const attempt = {
     orgId: r.org_id,
     actor: runner,
-    origin: r.origin,
+    // The caller's origin decides the rules and the audit label, never the stored one (issue 18.1).
+    origin: caller.origin,
     databaseId: r.database_id,
     credentialId: r.credential_id,
     statement: r.statement,

@@ -3,7 +3,7 @@
 // executeGoverned as a direct query, after every rule is checked again (request-run.ts).
 import type { ParamValue } from '../adapters/types.ts';
 import { conflict, forbidden, notFound } from '../core/errors.ts';
-import { findDatabase } from '../store/databases.ts';
+import { type DatabaseRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import {
@@ -20,7 +20,7 @@ import { findUserById } from '../store/users.ts';
 import { canSee } from './access.ts';
 import { classifyStatement } from './classify.ts';
 import { encodeParams } from './params.ts';
-import type { GovernanceDeps, GovernedOutcome, QueryActor } from './query.ts';
+import type { GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './query.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { type BypassRequest, validApprovers } from './review-rules.ts';
 
@@ -31,12 +31,30 @@ export interface RequestView {
   validApprovals: string[];
 }
 
-/** A request the actor can see (its database is visible to them), or 404. */
-async function visibleRequest(sql: Tx, orgId: string, actor: QueryActor, id: string, forUpdate = false) {
+/**
+ * A request the caller can see, or 404. Visibility is the caller's, with the caller's origin:
+ * an AI client reaches only requests on databases and credentials the AI may use at all
+ * (DESIGN.md pipeline step 2), whoever made the request and however (issue 18.1).
+ */
+async function visibleRequest(
+  sql: Tx,
+  orgId: string,
+  caller: { actor: QueryActor; origin: QueryOrigin },
+  id: string,
+  forUpdate = false,
+) {
   const request = await findRequest(sql, orgId, id, { forUpdate });
   const db = request ? await findDatabase(sql, orgId, request.database_id) : null;
-  if (!request || !db || !(await canSee(sql, db, actor))) throw notFound('no such query request');
+  if (!request || !db || !(await canSee(sql, db, caller.actor))) throw notFound('no such query request');
+  if (caller.origin === 'ai' && !(await aiMayUse(sql, db, request.credential_id)))
+    throw notFound('no such query request');
   return { request, db };
+}
+
+async function aiMayUse(sql: Tx, db: DatabaseRow, credentialId: string): Promise<boolean> {
+  if (!db.ai_enabled) return false;
+  const [cred] = await listCredentials(sql, [db.id]).then((all) => all.filter((c) => c.id === credentialId));
+  return cred?.ai_allowed === true;
 }
 
 async function view(sql: Tx, request: QueryRequestRow): Promise<RequestView> {
@@ -51,10 +69,10 @@ async function view(sql: Tx, request: QueryRequestRow): Promise<RequestView> {
 export async function getRequest(
   deps: GovernanceDeps,
   orgId: string,
-  actor: QueryActor,
+  caller: { actor: QueryActor; origin: QueryOrigin },
   id: string,
 ): Promise<RequestView> {
-  const { request } = await visibleRequest(deps.sql, orgId, actor, id);
+  const { request } = await visibleRequest(deps.sql, orgId, caller, id);
   return view(deps.sql, request);
 }
 
@@ -98,7 +116,7 @@ export async function editRequest(
   input: { statement?: string; params?: ParamValue[]; runOnApproval?: boolean },
 ): Promise<RequestView> {
   const request = await deps.sql.begin(async (tx) => {
-    const { request: r, db } = await visibleRequest(tx, orgId, actor, id, true);
+    const { request: r, db } = await visibleRequest(tx, orgId, { actor, origin: 'user' }, id, true);
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
     const sqlChanged = input.statement !== undefined || input.params !== undefined;
@@ -122,12 +140,12 @@ export async function editRequest(
 export async function cancelRequest(
   deps: GovernanceDeps,
   orgId: string,
-  actor: QueryActor,
+  caller: { actor: QueryActor; origin: QueryOrigin },
   id: string,
 ): Promise<RequestView> {
   const request = await deps.sql.begin(async (tx) => {
-    const { request: r } = await visibleRequest(tx, orgId, actor, id, true);
-    requireAuthor(actor, r, 'cancel a query request');
+    const { request: r } = await visibleRequest(tx, orgId, caller, id, true);
+    requireAuthor(caller.actor, r, 'cancel a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be canceled`);
     return updateRequest(tx, r.id, { status: 'canceled' });
   });
@@ -154,7 +172,8 @@ export async function reviewRequest(
     throw forbidden('reviews are given by people: send x-act-as-user with an API key');
   const reviewer = actor;
   const { request, runNow } = await deps.sql.begin(async (tx) => {
-    const { request: r, db } = await visibleRequest(tx, orgId, reviewer, id, true);
+    // Reviews are given by people on the web pages or the REST API, never through MCP.
+    const { request: r, db } = await visibleRequest(tx, orgId, { actor: reviewer, origin: 'user' }, id, true);
     const review = {
       id: reviewId(),
       request_id: r.id,
@@ -197,7 +216,8 @@ export async function reviewRequest(
       role: author?.role ?? 'member',
       ...aiClientOf(request),
     };
-    run = await executeRequest(deps, request, runner, null, active).then(
+    // The author is not here: the request runs with the origin it was submitted from.
+    run = await executeRequest(deps, request, { actor: runner, origin: request.origin }, null, active).then(
       (o): RunReport => ({ status: 'executed', rows: o.result.num_rows }),
       (err: unknown): RunReport => {
         const e = err as { status?: number; detail?: string; message?: string };
@@ -214,22 +234,27 @@ export async function reviewRequest(
   return { view: await view(deps.sql, latest ?? request), run };
 }
 
-/** The author runs their approved request (or, as a super admin, bypasses the missing reviews). */
+/**
+ * The author runs their approved request (or, as a super admin, bypasses the missing reviews).
+ * It runs as the caller with the caller's origin, not the origin stored on the request: an AI
+ * client running a request its person made through REST meets the AI rules (issue 18.1).
+ */
 export async function runRequest(
   deps: GovernanceDeps,
   orgId: string,
-  actor: QueryActor,
+  caller: { actor: QueryActor; origin: QueryOrigin },
   id: string,
   bypass: BypassRequest | null,
 ): Promise<{ view: RequestView; outcome: GovernedOutcome }> {
+  const { actor } = caller;
   const own = await findRequest(deps.sql, orgId, id);
   const isAuthor = own !== null && actor.kind === 'user' && actor.userId === own.author_user_id;
   // Others learn nothing of a request they cannot see; the author's run attempt is checked (and
-  // audited) by the pipeline itself, which answers 404 when their access is gone.
-  const request = isAuthor ? own : (await visibleRequest(deps.sql, orgId, actor, id)).request;
+  // audited) by the pipeline itself, which answers 404 when their access is gone or, for an AI
+  // caller, denies it by the AI rules.
+  const request = isAuthor ? own : (await visibleRequest(deps.sql, orgId, caller, id)).request;
   requireAuthor(actor, request, 'run a query request');
-  const runner: QueryActor = actor.kind === 'user' ? { ...actor, ...aiClientOf(request) } : actor;
-  const outcome = await executeRequest(deps, request, runner, bypass);
+  const outcome = await executeRequest(deps, request, caller, bypass);
   const latest = await findRequest(deps.sql, orgId, id);
   return { view: await view(deps.sql, latest ?? request), outcome };
 }

@@ -5,16 +5,16 @@ import { cancelRequest, getRequest, type RequestView, runRequest } from '../../g
 import type { ToolContext } from './context.ts';
 
 export async function getRequestView(ctx: ToolContext, id: string): Promise<RequestView> {
-  return getRequest(ctx.deps, ctx.orgId, ctx.actor, id);
+  return getRequest(ctx.deps, ctx.orgId, { actor: ctx.actor, origin: 'ai' }, id);
 }
 
 export async function cancelRequestView(ctx: ToolContext, id: string): Promise<RequestView> {
-  return cancelRequest(ctx.deps, ctx.orgId, ctx.actor, id);
+  return cancelRequest(ctx.deps, ctx.orgId, { actor: ctx.actor, origin: 'ai' }, id);
 }
 
 /** Runs the author's approved request exactly as reviewed; governance checks everything again. */
 export async function runApprovedRequest(ctx: ToolContext, id: string): Promise<GovernedOutcome> {
-  return (await runRequest(ctx.deps, ctx.orgId, ctx.actor, id, null)).outcome;
+  return (await runRequest(ctx.deps, ctx.orgId, { actor: ctx.actor, origin: 'ai' }, id, null)).outcome;
 }
 
 export function describeRequest(

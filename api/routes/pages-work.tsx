@@ -71,7 +71,9 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
 
   app.post('/reviews/:id/cancel', async (c) => {
     const p = c.get('principal');
-    const out = await attempt(() => cancelRequest(gov, p.orgId, actorOf(p), c.req.param('id')));
+    const out = await attempt(() =>
+      cancelRequest(gov, p.orgId, { actor: actorOf(p), origin: 'user' }, c.req.param('id')),
+    );
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     return redirectWith(c, '/reviews', 'notice', `Canceled ${c.req.param('id')}.`);
   });
@@ -85,7 +87,9 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       form.bypass === '1'
         ? { acknowledged: form.acknowledge_override === 'true', reason: form.reason ?? null }
         : null;
-    const out = await attempt(() => runRequest(gov, p.orgId, actorOf(p), c.req.param('id'), bypass));
+    const out = await attempt(() =>
+      runRequest(gov, p.orgId, { actor: actorOf(p), origin: 'user' }, c.req.param('id'), bypass),
+    );
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     const r = out.value.outcome.result;
     return render(

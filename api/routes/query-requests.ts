@@ -86,6 +86,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     if (p.kind === 'api_key' && actAs) return actingUser(deps.sql, p.orgId, p.apiKeyId, actAs);
     return Promise.resolve(actorOf(p));
   };
+  const caller = async (c: Context<AppEnv>) => ({ actor: await actor(c), origin: 'user' as const });
 
   app.post(
     '/',
@@ -111,10 +112,12 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
           : null,
       });
       if (outcome.status === 'pending_review') {
-        const view = await getRequest(gov, orgId, await actor(c), outcome.requestId);
+        const view = await getRequest(gov, orgId, await caller(c), outcome.requestId);
         return c.json({ status: 'pending_review', request: presentRequest(view), result: null }, 202);
       }
-      const view = outcome.requestId ? await getRequest(gov, orgId, await actor(c), outcome.requestId) : null;
+      const view = outcome.requestId
+        ? await getRequest(gov, orgId, await caller(c), outcome.requestId)
+        : null;
       return c.json({
         status: 'executed',
         request: view && presentRequest(view),
@@ -147,7 +150,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     doc('Query requests', 'Get a query request', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
       return c.json(
-        presentRequest(await getRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'))),
+        presentRequest(await getRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id'))),
       );
     },
   );
@@ -175,7 +178,9 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     }),
     async (c) => {
       return c.json(
-        presentRequest(await cancelRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'))),
+        presentRequest(
+          await cancelRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id')),
+        ),
       );
     },
   );
@@ -213,7 +218,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
       const bypass = body.bypass_review
         ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
         : null;
-      const out = await runRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), bypass);
+      const out = await runRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id'), bypass);
       return c.json({
         status: 'executed',
         request: presentRequest(out.view),
