@@ -4,6 +4,8 @@ import type { Deps } from '../config/runtime.ts';
 import type { AppEnv } from './env.ts';
 import { AppError, internalError, notFound, problemResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/index.ts';
+import { sessionCookieName } from './middleware/auth.ts';
+import { bodyLimits } from './middleware/body-limit.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { oauthRoutes } from './oauth/index.ts';
 import { mountOpenApi } from './openapi.ts';
@@ -30,8 +32,16 @@ import { workflowRoutes } from './routes/workflows.ts';
 export function createApp(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(deps.logger));
-  // Pages must not be framed (clickjacking on consent and review buttons).
-  app.use('*', secureHeaders({ xFrameOptions: 'DENY', referrerPolicy: 'no-referrer' }));
+  // Pages must not be framed (clickjacking on consent and review buttons). `same-origin` sends no
+  // referrer to other sites, yet lets the browser send our own Origin on our forms, which the
+  // sign-in form's CSRF check reads (`no-referrer` would make every form's Origin "null").
+  app.use('*', secureHeaders({ xFrameOptions: 'DENY', referrerPolicy: 'same-origin' }));
+  const sessionCookie = sessionCookieName(deps.config.baseUrl);
+  app.use('*', async function sessionCookieOfDeployment(c, next) {
+    c.set('sessionCookie', sessionCookie);
+    await next();
+  });
+  app.use('*', bodyLimits());
 
   app.route('/', healthRoutes(deps));
   app.route('/', metricsRoutes(deps));

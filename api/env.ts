@@ -7,5 +7,7 @@ export interface AppEnv {
     /** The session's CSRF token when the request came with a session cookie. */
     csrfToken: string | null;
     requestId: string;
+    /** The session cookie's name for this deployment (`__Host-cs_session` under https). */
+    sessionCookie: string;
   };
 }

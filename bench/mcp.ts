@@ -210,6 +210,7 @@ async function accessToken(deps: Deps, userId: string): Promise<string> {
   const reg = await registerClient(deps.sql, {
     metadata: { redirect_uris: [redirect], token_endpoint_auth_method: 'none', client_name: 'bench' },
     address: 'bench',
+    perAddress: deps.config.rateLimits.registrationsPerAddress,
   });
   if (reg === 'rate_limited') throw new Error('rate limited');
   const verifier = 'v'.repeat(43);

@@ -41,10 +41,25 @@ export interface Config {
   trackerWebhookSecret: string | null;
   /** OAuth authorization server lifetimes (api/oauth/README.md). */
   oauth: OAuthLifetimes;
+  /** Failure limits of sign-in and the token endpoint (issue 18.4). */
+  rateLimits: {
+    windowSeconds: number;
+    accountFailures: number;
+    addressFailures: number;
+    /** Dynamic client registrations one address (an IPv6 /64) may make per 10 minutes. */
+    registrationsPerAddress: number;
+  };
+  /**
+   * Reverse proxies in front of the API that append to X-Forwarded-For: the client address is
+   * the entry this many places from the right. 0 trusts no header (the socket's peer).
+   */
+  trustedProxies: number;
 }
 
 /** Seconds each OAuth artifact lives; the refresh grace covers a client's parallel refreshes. */
 export interface OAuthLifetimes {
+  /** How long a person's consent to a client at one redirect URI is remembered. */
+  consentSeconds: number;
   accessTokenSeconds: number;
   refreshTokenSeconds: number;
   refreshGraceSeconds: number;
@@ -58,6 +73,17 @@ const seconds = (fallback: string) =>
   );
 
 const optionalString = v.optional(v.pipe(v.string(), v.trim()), '');
+
+const count = (fallback: string) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, 'must be a whole number'),
+      v.transform(Number),
+      v.minValue(1, 'must be at least 1'),
+    ),
+    fallback,
+  );
 
 const EnvSchema = v.object({
   DATABASE_URL: v.optional(
@@ -115,6 +141,15 @@ const EnvSchema = v.object({
   OAUTH_REFRESH_TOKEN_SECONDS: seconds(String(30 * 24 * 3600)),
   OAUTH_REFRESH_GRACE_SECONDS: seconds('30'),
   OAUTH_CODE_SECONDS: seconds('120'),
+  OAUTH_CONSENT_SECONDS: seconds(String(30 * 24 * 3600)),
+  RATE_LIMIT_WINDOW_SECONDS: seconds('900'),
+  RATE_LIMIT_ACCOUNT_FAILURES: count('10'),
+  RATE_LIMIT_ADDRESS_FAILURES: count('50'),
+  OAUTH_REGISTRATIONS_PER_ADDRESS: count('10'),
+  TRUSTED_PROXIES: v.optional(
+    v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number of proxies'), v.transform(Number)),
+    '0',
+  ),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
 
@@ -187,6 +222,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       refreshTokenSeconds: e.OAUTH_REFRESH_TOKEN_SECONDS,
       refreshGraceSeconds: e.OAUTH_REFRESH_GRACE_SECONDS,
       codeSeconds: e.OAUTH_CODE_SECONDS,
+      consentSeconds: e.OAUTH_CONSENT_SECONDS,
     },
+    rateLimits: {
+      windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
+      accountFailures: e.RATE_LIMIT_ACCOUNT_FAILURES,
+      addressFailures: e.RATE_LIMIT_ADDRESS_FAILURES,
+      registrationsPerAddress: e.OAUTH_REGISTRATIONS_PER_ADDRESS,
+    },
+    trustedProxies: e.TRUSTED_PROXIES,
   };
 }

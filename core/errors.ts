@@ -1,5 +1,5 @@
 /** HTTP statuses the application errors map to. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 422 | 429 | 500 | 502 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 502 | 503;
 
 /** One field problem of a 422 (DESIGN.md Conventions: `errors: [{path, message}]`). */
 export interface FieldError {

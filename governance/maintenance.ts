@@ -1,4 +1,5 @@
 import { failAbandonedRequests } from '../store/query-requests.ts';
+import { pruneBuckets } from '../store/rate-limits.ts';
 import { findUserById } from '../store/users.ts';
 import { recordAttempt } from './audit.ts';
 import { decodeParams } from './params.ts';
@@ -55,7 +56,11 @@ export async function recoverAbandonedRequests(
 /** Runs the sweeps now and every minute; returns a stop function. Every replica may run it safely. */
 export function startMaintenance(deps: Pick<GovernanceDeps, 'sql' | 'logger'>, everyMs = 60_000): () => void {
   const sweep = () =>
-    recoverAbandonedRequests(deps).catch((err: unknown) =>
+    Promise.all([
+      recoverAbandonedRequests(deps),
+      // Failure windows end after minutes; a day-old bucket is only clutter (identity/throttle.ts).
+      pruneBuckets(deps.sql, 86_400),
+    ]).catch((err: unknown) =>
       deps.logger.error(
         { err: err instanceof Error ? err.message : String(err) },
         'maintenance sweep failed',

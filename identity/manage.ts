@@ -4,8 +4,15 @@ import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { insertPersonalToken, type PersonalTokenRow, revokePersonalToken } from '../store/personal-tokens.ts';
 import { hashPassword, hashSecret, mintSecret, verifyPassword } from '../store/secrets.ts';
-import { insertSession, revokeSession } from '../store/sessions.ts';
-import { findUserByEmail, insertUser, type Role, type UserRow } from '../store/users.ts';
+import { insertSession, revokeOtherSessions, revokeSession } from '../store/sessions.ts';
+import {
+  findUserByEmail,
+  findUserById,
+  insertUser,
+  type Role,
+  setPasswordHash,
+  type UserRow,
+} from '../store/users.ts';
 import { SECRET_KINDS } from './authenticate.ts';
 
 /** Creates an API key; the secret is in the result once and never again. */
@@ -87,18 +94,23 @@ export async function signInWithPassword(
   sql: Tx,
   email: string,
   password: string,
+  userAgent = '',
 ): Promise<{ cookie: string; csrfToken: string; user: UserRow } | null> {
   const user = await findUserByEmail(sql, email);
   // Hash even when the user is unknown so timing does not reveal which emails exist.
   const stored = user?.password_hash ?? DUMMY_HASH;
   const ok = await verifyPassword(password, stored);
   if (!user || !ok || user.password_hash === null || user.disabled_at !== null) return null;
-  const session = await startSession(sql, user.id);
+  const session = await startSession(sql, user.id, userAgent);
   return { ...session, user };
 }
 
 /** Opens a web session for a user already authenticated (password or SSO). */
-export async function startSession(sql: Tx, userId: string): Promise<{ cookie: string; csrfToken: string }> {
+export async function startSession(
+  sql: Tx,
+  userId: string,
+  userAgent = '',
+): Promise<{ cookie: string; csrfToken: string }> {
   const id = newId('ses');
   const minted = mintSecret(SECRET_KINDS.session, id);
   const csrfToken = randomBytes(24).toString('base64url');
@@ -107,6 +119,7 @@ export async function startSession(sql: Tx, userId: string): Promise<{ cookie: s
     userId,
     secretHash: minted.hash,
     csrfToken,
+    userAgent: userAgent.slice(0, 300),
     expiresAt: new Date(Date.now() + SESSION_HOURS * 3600_000),
   });
   return { cookie: minted.secret, csrfToken };
@@ -114,6 +127,26 @@ export async function startSession(sql: Tx, userId: string): Promise<{ cookie: s
 
 export async function endSession(sql: Tx, sessionId: string): Promise<void> {
   await revokeSession(sql, sessionId);
+}
+
+/** Shortest password a person may choose (NIST SP 800-63B §5.1.1.2 asks for at least 8). */
+export const MIN_PASSWORD_LENGTH = 12;
+
+/**
+ * A person changes their own password, proving the current one. Every other session ends: a
+ * password change is what someone does when they fear another party has it (issue 18.8).
+ */
+export async function changePassword(
+  sql: Tx,
+  input: { userId: string; current: string; next: string; keepSessionId: string | null },
+): Promise<'changed' | 'wrong_current' | 'too_short'> {
+  const user = await findUserById(sql, input.userId);
+  if (!user?.password_hash || !(await verifyPassword(input.current, user.password_hash)))
+    return 'wrong_current';
+  if (input.next.length < MIN_PASSWORD_LENGTH) return 'too_short';
+  await setPasswordHash(sql, user.id, await hashPassword(input.next));
+  await revokeOtherSessions(sql, user.id, input.keepSessionId);
+  return 'changed';
 }
 
 // scrypt of a random password: verifying against it always fails, at the real cost.

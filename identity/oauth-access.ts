@@ -65,6 +65,9 @@ export async function readAccessToken(
       typ: ACCESS_TOKEN_TYP,
       issuer: deps.config.baseUrl,
       audience: mcpResource(deps.config.baseUrl),
+      // RFC 9068 §2.2: exp, iat and jti are REQUIRED in a JWT access token; one without a
+      // lifetime would never expire (issue 18.7).
+      requiredClaims: ['exp', 'iat', 'jti'],
       ...(options.allowExpired ? { currentDate: new Date(0) } : {}),
     });
     const { sub, client_id, grant_id, scope } = payload;

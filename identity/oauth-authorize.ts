@@ -168,9 +168,14 @@ export function sameResource(asked: string, resource: string): boolean {
   return asked.replace(/\/+$/, '') === resource;
 }
 
-/** True when the user already consented to this client for at least this scope. */
+/**
+ * True when the user consented to this client, for at least this scope, at this very redirect
+ * URI, recently enough. A loopback client may change its port between runs (RFC 8252 §7.3), and
+ * any local process can claim a port: a new port is a new place to send codes to, so the person
+ * is asked again (issue 18.6).
+ */
 export async function hasConsent(sql: Tx, userId: string, req: AuthorizationRequest): Promise<boolean> {
-  const consent = await findConsent(sql, userId, req.client.id);
+  const consent = await findConsent(sql, userId, req.client.id, req.redirectUri);
   if (!consent) return false;
   const granted = new Set(consent.scope.split(' '));
   return req.scope.split(' ').every((s) => granted.has(s));
@@ -184,7 +189,13 @@ export async function approve(deps: Deps, userId: string, req: AuthorizationRequ
   const id = newId('ocd');
   const code = mintSecret(CODE_KIND, id);
   await deps.sql.begin(async (tx) => {
-    await saveConsent(tx, userId, req.client.id, req.scope);
+    await saveConsent(tx, {
+      userId,
+      clientId: req.client.id,
+      redirectUri: req.redirectUri,
+      scope: req.scope,
+      expiresAt: new Date(Date.now() + deps.config.oauth.consentSeconds * 1000),
+    });
     await insertCode(tx, {
       id,
       code_hash: code.hash,

@@ -20,8 +20,14 @@ const EXTRA_FIELDS = [
   'software_version',
 ] as const;
 
-/** Registrations allowed per address and overall in a window (kept in the store: no memory state). */
-export const REGISTRATION_LIMITS = { windowSeconds: 600, perAddress: 30, overall: 1000 } as const;
+/**
+ * Registrations allowed per address and overall in a window (kept in the store: no memory
+ * state). The per-address limit is what stops one party; the overall one only bounds the table's
+ * growth, so it sits far above what many addresses together would register legitimately: at 10
+ * per address, a flood needs a thousand addresses to close registration for everyone (issue 18.4).
+ * IPv6 addresses count by their /64, which one party usually holds whole.
+ */
+export const REGISTRATION_LIMITS = { windowSeconds: 600, overall: 10_000 } as const;
 
 export type RegistrationResponse = Record<string, string | number | string[]>;
 
@@ -31,12 +37,12 @@ export type RegistrationResponse = Record<string, string | number | string[]>;
  */
 export async function registerClient(
   sql: Tx,
-  input: { metadata: unknown; address: string },
+  input: { metadata: unknown; address: string; perAddress: number },
 ): Promise<RegistrationResponse | 'rate_limited'> {
-  const from = createHash('sha256').update(input.address).digest('hex');
+  const from = createHash('sha256').update(addressGroup(input.address)).digest('hex');
   const since = new Date(Date.now() - REGISTRATION_LIMITS.windowSeconds * 1000);
   if (
-    (await countRegistrations(sql, from, since)) >= REGISTRATION_LIMITS.perAddress ||
+    (await countRegistrations(sql, from, since)) >= input.perAddress ||
     (await countRegistrations(sql, null, since)) >= REGISTRATION_LIMITS.overall
   ) {
     return 'rate_limited';
@@ -208,4 +214,20 @@ function parseBasic(header: string | undefined): { id: string; secret: string } 
 /** True when the header carried Basic credentials (the 401 then names the Basic scheme). */
 export function triedBasic(header: string | undefined): boolean {
   return header !== undefined && /^Basic\s/i.test(header);
+}
+
+/** An IPv4 address as itself; an IPv6 address by its /64 (RFC 4291 §2.5.4 interface ids). */
+export function addressGroup(address: string): string {
+  const bare = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+  if (!bare.includes(':')) return bare;
+  const [head, tail = ''] = bare.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = bare.includes('::')
+    ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

@@ -209,20 +209,29 @@ export async function markRotated(sql: Tx, id: string): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** Consent that still holds for this client at exactly this redirect URI. */
 export async function findConsent(
   sql: Tx,
   userId: string,
   clientId: string,
+  redirectUri: string,
 ): Promise<{ scope: string } | null> {
   const [row] = await sql<{ scope: string }[]>`
-    select scope from oauth_consents where user_id = ${userId} and client_id = ${clientId}`;
+    select scope from oauth_consents
+    where user_id = ${userId} and client_id = ${clientId} and redirect_uri = ${redirectUri}
+      and expires_at > now()`;
   return row ?? null;
 }
 
-export async function saveConsent(sql: Tx, userId: string, clientId: string, scope: string): Promise<void> {
+export async function saveConsent(
+  sql: Tx,
+  c: { userId: string; clientId: string; redirectUri: string; scope: string; expiresAt: Date },
+): Promise<void> {
   await sql`
-    insert into oauth_consents (user_id, client_id, scope) values (${userId}, ${clientId}, ${scope})
-    on conflict (user_id, client_id) do update set scope = excluded.scope, created_at = now()`;
+    insert into oauth_consents (user_id, client_id, redirect_uri, scope, expires_at)
+    values (${c.userId}, ${c.clientId}, ${c.redirectUri}, ${c.scope}, ${c.expiresAt})
+    on conflict (user_id, client_id, redirect_uri)
+    do update set scope = excluded.scope, expires_at = excluded.expires_at, created_at = now()`;
 }
 
 /** Forgetting consent with the grant: a revoked client must ask again. */

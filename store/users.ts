@@ -71,3 +71,7 @@ export async function listUsers(sql: Tx, orgId: string): Promise<UserRow[]> {
 export async function setUserDisabled(sql: Tx, id: string, disabled: boolean): Promise<void> {
   await sql`update users set disabled_at = ${disabled ? sql`now()` : null}, updated_at = now() where id = ${id}`;
 }
+
+export async function setPasswordHash(sql: Tx, id: string, passwordHash: string): Promise<void> {
+  await sql`update users set password_hash = ${passwordHash}, updated_at = now() where id = ${id}`;
+}

@@ -13,6 +13,11 @@ import { forbidden, unauthorized } from '../errors.ts';
 
 export const SESSION_COOKIE = 'cs_session';
 
+/** Under https the session cookie is `__Host-` prefixed (see setSessionCookie in routes/session.tsx). */
+export function sessionCookieName(baseUrl: string): string {
+  return baseUrl.startsWith('https://') ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE;
+}
+
 /** The credential kinds a route accepts (SPEC.md 5: x-api-key, Bearer, and the web session). */
 export type CredentialKind = 'api_key' | 'token' | 'session';
 
@@ -27,7 +32,7 @@ export function authenticate(sql: Sql, allowed: CredentialKind[]): MiddlewareHan
   return async function authenticateRequest(c, next) {
     const apiKey = c.req.header('x-api-key');
     const authorization = c.req.header('authorization');
-    const cookie = getCookie(c, SESSION_COOKIE);
+    const cookie = getCookie(c, c.get('sessionCookie'));
     let principal: Principal | null = null;
     let csrfToken: string | null = null;
     if (apiKey !== undefined && allow.has('api_key')) {

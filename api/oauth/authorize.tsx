@@ -46,7 +46,16 @@ export function authorizeRoutes(deps: AuthorizeDeps): Hono<AppEnv> {
     return page(
       c,
       'Connect an application',
-      <Consent req={req} email={session.principal.email} csrf={session.csrfToken} />,
+      <Consent
+        req={req}
+        email={session.principal.email}
+        csrf={session.csrfToken}
+        consentDays={Math.round(deps.config.oauth.consentSeconds / 86400)}
+        refreshDays={Math.round(deps.config.oauth.refreshTokenSeconds / 86400)}
+      />,
+      200,
+      true,
+      session.csrfToken,
     );
   });
 
@@ -117,7 +126,13 @@ async function checked(
   }
 }
 
-function Consent(props: { req: AuthorizationRequest; email: string; csrf: string }) {
+function Consent(props: {
+  req: AuthorizationRequest;
+  email: string;
+  csrf: string;
+  consentDays: number;
+  refreshDays: number;
+}) {
   const { req } = props;
   return (
     <form class="card" method="post" action="/oauth/authorize">
@@ -130,6 +145,11 @@ function Consent(props: { req: AuthorizationRequest; email: string; csrf: string
         It will be able to list the databases you can access that allow AI use, read their schemas, and run
         governed queries with your permissions: reviews, data protection and limits apply as they do to you.
       </p>
+      <p>
+        Access lasts until you disconnect it in <a href="/settings">Settings → Connected AI clients</a>: it
+        stays connected as long as it is used at least every {props.refreshDays} days. Connecting again from
+        this same address within {props.consentDays} days will not ask you again; any other address will.
+      </p>
       <p class="muted">
         The application chose its own name; connect only if you started this from an application you trust.
       </p>
@@ -138,12 +158,14 @@ function Consent(props: { req: AuthorizationRequest; email: string; csrf: string
         const value = hiddenValue(req, key);
         return value === null ? null : <input type="hidden" name={key} value={value} />;
       })}
-      <button type="submit" name="decision" value="approve">
-        Allow
-      </button>{' '}
-      <button type="submit" name="decision" value="deny" class="secondary">
-        Deny
-      </button>
+      <p class="decision">
+        <button type="submit" name="decision" value="approve" class="allow">
+          Allow access
+        </button>{' '}
+        <button type="submit" name="decision" value="deny" class="deny">
+          Deny
+        </button>
+      </p>
     </form>
   );
 }

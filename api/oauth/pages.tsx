@@ -5,7 +5,7 @@ import type { Child } from 'hono/jsx';
 import { authenticateSession } from '../../identity/authenticate.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
 import type { Tx } from '../../store/db.ts';
-import { csrfMatches, SESSION_COOKIE } from '../middleware/auth.ts';
+import { csrfMatches } from '../middleware/auth.ts';
 import { Layout } from '../pages/layout.tsx';
 
 /** The signed-in user of a page request, or null. */
@@ -13,7 +13,7 @@ export async function pageSession(
   c: Context,
   sql: Tx,
 ): Promise<{ principal: UserPrincipal; csrfToken: string } | null> {
-  const cookie = getCookie(c, SESSION_COOKIE);
+  const cookie = getCookie(c, c.get('sessionCookie'));
   return cookie ? authenticateSession(sql, cookie) : null;
 }
 
@@ -32,11 +32,12 @@ export function page(
   body: Child,
   status: 200 | 400 | 403 = 200,
   signedIn = true,
+  csrf?: string,
 ): Response | Promise<Response> {
   c.header('content-security-policy', "frame-ancestors 'none'");
   c.header('cache-control', 'no-store');
   return c.html(
-    <Layout title={title} signedIn={signedIn}>
+    <Layout title={title} signedIn={signedIn} {...(csrf ? { csrf } : {})}>
       {body}
     </Layout>,
     status,

@@ -4,7 +4,9 @@ import type { Deps } from '../../config/runtime.ts';
 import { authenticateClient, triedBasic } from '../../identity/oauth-clients.ts';
 import { InvalidRequest, OAuthError, UnsupportedGrantType } from '../../identity/oauth-errors.ts';
 import { exchangeCode, refreshGrant, revokeToken } from '../../identity/oauth-tokens.ts';
+import { buckets, recordFailure, retryAfter } from '../../identity/throttle.ts';
 import type { AppEnv } from '../env.ts';
+import { clientAddress } from '../middleware/client-address.ts';
 import { openCors } from './cors.ts';
 import { NO_STORE, oauthErrorResponse } from './errors.ts';
 
@@ -86,16 +88,51 @@ function credentials(c: Context, form: Form) {
   };
 }
 
+/**
+ * Runs a token-endpoint request under the failure limits (issue 18.4): failed requests count
+ * against the client address and the client id they named; at a limit the endpoint answers 429
+ * with Retry-After (RFC 6585 §4) before looking at the request, so guessing codes, refresh tokens
+ * or client secrets is slowed to the limit.
+ */
 async function guarded(
   c: Context,
   deps: TokenRouteDeps,
   handle: (form: Form) => Promise<Response>,
 ): Promise<Response> {
+  const limits = deps.config.rateLimits;
+  let limited = [buckets.address(limits, clientAddress(c, deps.config.trustedProxies))];
   try {
-    return await handle(await readForm(c));
+    const form = await readForm(c);
+    const clientId = form.get('client_id') ?? basicClientId(c.req.header('authorization'));
+    if (clientId) limited = [...limited, buckets.client(limits, clientId)];
+    const wait = await retryAfter(deps.sql, limits, limited);
+    if (wait !== null) {
+      return c.json(
+        { error: 'invalid_request', error_description: `too many failed requests; retry in ${wait} seconds` },
+        429,
+        { ...NO_STORE, 'retry-after': String(wait) },
+      );
+    }
+    return await handle(form);
   } catch (err) {
-    if (err instanceof OAuthError)
+    if (err instanceof OAuthError) {
+      await recordFailure(deps.sql, limits, limited);
       return oauthErrorResponse(c, err, deps.logger, { basic: triedBasic(c.req.header('authorization')) });
+    }
     throw err;
+  }
+}
+
+/** The client id of HTTP Basic client authentication (RFC 6749 §2.3.1), for counting only. */
+function basicClientId(authorization: string | undefined): string | undefined {
+  const m = /^Basic\s+(\S+)$/i.exec(authorization ?? '');
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  try {
+    return decodeURIComponent(decoded.slice(0, colon));
+  } catch {
+    return undefined;
   }
 }

@@ -29,6 +29,8 @@ export function Layout(props: {
   signedIn?: boolean;
   user?: ShellUser;
   active?: Section;
+  /** The session's CSRF token: sign-out is a POST like any other (issue 18.5). */
+  csrf?: string;
 }) {
   const user = props.user;
   return (
@@ -59,6 +61,7 @@ export function Layout(props: {
           ) : null}
           {user || props.signedIn ? (
             <form method="post" action="/logout" class="inline who">
+              {props.csrf ? <input type="hidden" name="_csrf" value={props.csrf} /> : null}
               {user ? <span class="muted">{user.email}</span> : null}
               <button type="submit" class="quiet">
                 Sign out
@@ -98,6 +101,8 @@ label.check { display:flex; gap:.5rem; align-items:center; font-weight:400; }
 button { margin-top:.75rem; padding:.45rem .9rem; border:0; border-radius:6px; background:var(--accent); color:#fff; font:inherit; cursor:pointer; }
 button.quiet { background:none; color:var(--accent); border:1px solid var(--line); }
 button.bad { background:var(--bad); color:#fff; }
+button.deny { background:#fff; color:var(--bad); border:2px solid var(--bad); }
+button.allow { font-weight:600; }
 button.small { margin:0; padding:.2rem .6rem; font-size:.9rem; }
 form.inline { display:inline; }
 form.inline button { margin:0; }

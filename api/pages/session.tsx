@@ -6,7 +6,7 @@ import { AppError } from '../../core/errors.ts';
 import { authenticateSession } from '../../identity/authenticate.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
 import type { Sql } from '../../store/db.ts';
-import { csrfMatches, SESSION_COOKIE } from '../middleware/auth.ts';
+import { csrfMatches } from '../middleware/auth.ts';
 import { Layout, type Section } from './layout.tsx';
 
 /** Hono environment of the page routes: always a person, with their session's CSRF token. */
@@ -17,6 +17,7 @@ export interface PageEnv {
     /** The urlencoded form of a POST, already read for the CSRF check. */
     form: Record<string, string>;
     requestId: string;
+    sessionCookie: string;
   };
 }
 export type PageContext = Context<PageEnv>;
@@ -28,7 +29,7 @@ export type PageContext = Context<PageEnv>;
  */
 export function pageSession(sql: Sql): MiddlewareHandler<PageEnv> {
   return async function requirePageSession(c, next) {
-    const cookie = getCookie(c, SESSION_COOKIE);
+    const cookie = getCookie(c, c.get('sessionCookie'));
     const session = cookie ? await authenticateSession(sql, cookie) : null;
     if (!session) {
       const url = new URL(c.req.url);
@@ -72,7 +73,12 @@ export function render(
 ) {
   const p = c.get('principal');
   return c.html(
-    <Layout title={title} user={{ email: p.email, role: p.role }} {...(active ? { active } : {})}>
+    <Layout
+      title={title}
+      user={{ email: p.email, role: p.role }}
+      csrf={c.get('csrfToken')}
+      {...(active ? { active } : {})}
+    >
       {body}
     </Layout>,
     status,

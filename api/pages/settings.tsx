@@ -1,3 +1,4 @@
+import type { Child } from 'hono/jsx';
 import type { ConnectedClient } from '../../store/oauth.ts';
 import type { PersonalTokenRow } from '../../store/personal-tokens.ts';
 import { Csrf, Flash, when } from './components.tsx';
@@ -11,6 +12,8 @@ export function SettingsPage(props: {
   created?: { name: string; secret: string } | undefined;
   notice?: string | undefined;
   error?: string | undefined;
+  /** Sign-in sessions and password (settings-security.tsx). */
+  children?: Child;
 }) {
   const live = props.tokens.filter((t) => t.revoked_at === null);
   return (
@@ -77,6 +80,7 @@ export function SettingsPage(props: {
           </li>
         ))}
       </ul>
+      {props.children}
     </section>
   );
 }

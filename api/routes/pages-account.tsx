@@ -3,13 +3,21 @@ import { Hono } from 'hono';
 import type { Deps } from '../../config/runtime.ts';
 import { searchEntries } from '../../governance/audit-export.ts';
 import { listDatabases } from '../../governance/databases.ts';
-import { createPersonalToken, revokeUserToken } from '../../identity/manage.ts';
+import {
+  changePassword,
+  createPersonalToken,
+  MIN_PASSWORD_LENGTH,
+  revokeUserToken,
+} from '../../identity/manage.ts';
 import { disconnectClient, listConnectedClients } from '../../identity/oauth-grants.ts';
+import type { UserPrincipal } from '../../identity/principal.ts';
 import { listPersonalTokens } from '../../store/personal-tokens.ts';
-import { listUsers } from '../../store/users.ts';
+import { listLiveSessions, revokeOtherSessions, revokeUserSession } from '../../store/sessions.ts';
+import { findUserById, listUsers } from '../../store/users.ts';
 import { type AuditFilters, AuditPage } from '../pages/audit.tsx';
 import { type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
 import { SettingsPage } from '../pages/settings.tsx';
+import { SignInSecurity } from '../pages/settings-security.tsx';
 import { actorOf } from './databases.ts';
 
 const AUDIT_PAGE = 100;
@@ -97,15 +105,49 @@ export function accountPageRoutes(deps: Deps): Hono<PageEnv> {
       : redirectWith(c, '/settings', 'error', 'No such connected client.');
   });
 
+  app.post('/settings/sessions/:id/end', async (c) => {
+    const ok = await revokeUserSession(deps.sql, c.get('principal').userId, c.req.param('id'));
+    return ok
+      ? redirectWith(c, '/settings', 'notice', 'The session was ended.')
+      : redirectWith(c, '/settings', 'error', 'No such session.');
+  });
+
+  app.post('/settings/sessions/end-others', async (c) => {
+    const p = c.get('principal');
+    const n = await revokeOtherSessions(deps.sql, p.userId, currentSession(p));
+    return redirectWith(c, '/settings', 'notice', `${n} other session(s) ended.`);
+  });
+
+  app.post('/settings/password', async (c) => {
+    const p = c.get('principal');
+    const form = c.get('form');
+    const outcome = await changePassword(deps.sql, {
+      userId: p.userId,
+      current: form.current_password ?? '',
+      next: form.new_password ?? '',
+      keepSessionId: currentSession(p),
+    });
+    if (outcome === 'wrong_current') return settingsPage(c, { error: 'The current password is wrong.' }, 422);
+    if (outcome === 'too_short')
+      return settingsPage(
+        c,
+        { error: `The new password needs at least ${MIN_PASSWORD_LENGTH} characters.` },
+        422,
+      );
+    return redirectWith(c, '/settings', 'notice', 'Password changed; every other session was ended.');
+  });
+
   async function settingsPage(
     c: PageContext,
     extra: { created?: { name: string; secret: string }; error?: string },
     status: 200 | 422 = 200,
   ) {
     const p = c.get('principal');
-    const [tokens, clients] = await Promise.all([
+    const [tokens, clients, sessions, user] = await Promise.all([
       listPersonalTokens(deps.sql, p.userId),
       listConnectedClients(deps.sql, p.userId),
+      listLiveSessions(deps.sql, p.userId),
+      findUserById(deps.sql, p.userId),
     ]);
     return render(
       c,
@@ -118,9 +160,21 @@ export function accountPageRoutes(deps: Deps): Hono<PageEnv> {
         created={extra.created}
         notice={c.req.query('notice')}
         error={extra.error ?? c.req.query('error')}
-      />,
+      >
+        <SignInSecurity
+          sessions={sessions}
+          currentSessionId={currentSession(p)}
+          hasPassword={Boolean(user?.password_hash)}
+          csrf={c.get('csrfToken')}
+        />
+      </SettingsPage>,
       status,
     );
   }
   return app;
+}
+
+/** The session a page request came with (pages are always session-authenticated). */
+function currentSession(p: UserPrincipal): string | null {
+  return p.via === 'session' ? p.credentialId : null;
 }

@@ -1,58 +1,130 @@
+import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { Config } from '../../config/env.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { authenticateSession } from '../../identity/authenticate.ts';
 import { endSession, signInWithPassword } from '../../identity/manage.ts';
 import { ssoChoices } from '../../identity/sso.ts';
+import { buckets, forgive, recordFailure, retryAfter } from '../../identity/throttle.ts';
 import type { AppEnv } from '../env.ts';
-import { SESSION_COOKIE } from '../middleware/auth.ts';
+import { csrfMatches, sessionCookieName } from '../middleware/auth.ts';
+import { clientAddress } from '../middleware/client-address.ts';
+import { fromOwnOrigin } from '../middleware/same-origin.ts';
 import { Layout } from '../pages/layout.tsx';
 
 /** Password sign-in and sign-out for the web pages; both end in the same cookie session. */
 export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const secure = deps.config.baseUrl.startsWith('https://');
+  const { baseUrl, rateLimits, trustedProxies } = deps.config;
 
   app.get('/login', async (c) =>
-    c.html(<LoginPage next={safeNext(c.req.query('next'))} sso={await ssoChoices(deps.sql)} />),
+    c.html(<LoginPage next={safeNext(c.req.query('next'), baseUrl)} sso={await ssoChoices(deps.sql)} />),
   );
 
   app.post('/login', async (c) => {
+    // Login CSRF: a form on another site must not sign the visitor into the attacker's account.
+    if (!fromOwnOrigin(c, baseUrl))
+      return c.html(<LoginPage next="/" error="This sign-in form did not come from Countersign." />, 403);
     const form = await c.req.parseBody();
     const email = typeof form.email === 'string' ? form.email : '';
     const password = typeof form.password === 'string' ? form.password : '';
-    const next = safeNext(typeof form.next === 'string' ? form.next : undefined);
-    const session = await signInWithPassword(deps.sql, email, password);
-    if (!session) return c.html(<LoginPage next={next} error="Wrong email or password." />, 401);
-    // HttpOnly keeps scripts away from it; SameSite=Lax keeps it off cross-site POSTs;
-    // Secure whenever the public URL is https.
-    setCookie(c, SESSION_COOKIE, session.cookie, {
-      httpOnly: true,
-      sameSite: 'Lax',
-      secure,
-      path: '/',
-      maxAge: 12 * 3600,
-    });
+    const next = safeNext(typeof form.next === 'string' ? form.next : undefined, baseUrl);
+    const limited = [
+      buckets.account(rateLimits, email),
+      buckets.address(rateLimits, clientAddress(c, trustedProxies)),
+    ];
+    const wait = await retryAfter(deps.sql, rateLimits, limited);
+    if (wait !== null) {
+      c.header('retry-after', String(wait));
+      return c.html(
+        <LoginPage next={next} error={`Too many failed sign-ins. Try again in ${minutes(wait)}.`} />,
+        429,
+      );
+    }
+    const session = await signInWithPassword(deps.sql, email, password, c.req.header('user-agent') ?? '');
+    if (!session) {
+      await recordFailure(deps.sql, rateLimits, limited);
+      return c.html(<LoginPage next={next} error="Wrong email or password." />, 401);
+    }
+    await forgive(deps.sql, limited[0]!);
+    await endPresentedSession(c, deps);
+    setSessionCookie(c, deps.config, session.cookie);
     // 303: the browser follows with GET, so a reload never re-posts the password.
     return c.redirect(next, 303);
   });
 
+  // Sign-out needs the session's CSRF token too: a cross-site form must not end a session. The
+  // Lax cookie does not ride on a cross-site POST, so the origin is checked first, or the answer
+  // would still clear the cookie in the visitor's browser.
   app.post('/logout', async (c) => {
-    const cookie = getCookie(c, SESSION_COOKIE);
-    if (cookie) {
-      const session = await authenticateSession(deps.sql, cookie);
-      if (session) await endSession(deps.sql, session.principal.credentialId);
+    if (!fromOwnOrigin(c, baseUrl))
+      return c.html(<LoginPage next="/" error="This sign-out form did not come from Countersign." />, 403);
+    const cookie = getCookie(c, c.get('sessionCookie'));
+    const session = cookie ? await authenticateSession(deps.sql, cookie) : null;
+    if (session) {
+      const form = await c.req.parseBody();
+      if (!csrfMatches(typeof form._csrf === 'string' ? form._csrf : undefined, session.csrfToken))
+        return c.html(<LoginPage next="/" error="This sign-out form did not come from Countersign." />, 403);
+      await endSession(deps.sql, session.principal.credentialId);
     }
-    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    deleteCookie(c, c.get('sessionCookie'), {
+      path: '/',
+      secure: c.get('sessionCookie').startsWith('__Host-'),
+    });
     return c.redirect('/login', 303);
   });
   return app;
 }
 
-/** Only same-origin paths: an open redirect after login would hand phishers a trusted URL. */
-export function safeNext(next: string | undefined): string {
-  if (!next?.startsWith('/') || next.startsWith('//') || next.includes('\\')) return '/';
-  return next;
+/** A sign-in replaces the session the browser had: the old one ends rather than lingering. */
+export async function endPresentedSession(c: Context<AppEnv>, deps: Pick<Deps, 'sql'>): Promise<void> {
+  const old = getCookie(c, c.get('sessionCookie'));
+  const session = old ? await authenticateSession(deps.sql, old) : null;
+  if (session) await endSession(deps.sql, session.principal.credentialId);
+}
+
+/**
+ * HttpOnly keeps scripts away from it; SameSite=Lax keeps it off cross-site POSTs. Under https
+ * the name carries the `__Host-` prefix, so the browser accepts it only as Secure, for this
+ * host and path / — a sibling subdomain cannot plant a session of its own (RFC 6265bis §4.1.3.2).
+ */
+export function setSessionCookie(c: Context<AppEnv>, config: Pick<Config, 'baseUrl'>, value: string): void {
+  setCookie(c, sessionCookieName(config.baseUrl), value, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    secure: config.baseUrl.startsWith('https://'),
+    path: '/',
+    maxAge: 12 * 3600,
+  });
+}
+
+function minutes(seconds: number): string {
+  const m = Math.ceil(seconds / 60);
+  return m === 1 ? 'a minute' : `${m} minutes`;
+}
+
+/**
+ * Only paths on this service: an open redirect after login would hand phishers a trusted URL.
+ * The target is resolved as the browser will resolve it (WHATWG URL: tabs and newlines are
+ * dropped, a backslash is a slash, `/./` and `%2e` collapse) and kept only when it stays on
+ * our origin and cannot be read as protocol-relative. Control characters are refused outright,
+ * which also keeps them out of the Location header.
+ */
+export function safeNext(next: string | undefined, baseUrl: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
+  if (!next?.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/';
+  let url: URL;
+  try {
+    url = new URL(next, baseUrl);
+  } catch {
+    return '/';
+  }
+  if (url.origin !== new URL(baseUrl).origin) return '/';
+  const path = url.pathname + url.search + url.hash;
+  // `/.//evil` resolves to the path `//evil`, which a Location header reads as another host.
+  if (path.startsWith('//') || /^\/%2f/i.test(path) || /^\/%5c/i.test(path)) return '/';
+  return path;
 }
 
 function LoginPage(props: {

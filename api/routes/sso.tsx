@@ -14,11 +14,11 @@ import {
 import type { SsoConfigRow } from '../../store/sso.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
-import { authenticate, requireAdmin, SESSION_COOKIE } from '../middleware/auth.ts';
+import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { ErrorCard, page } from '../oauth/pages.tsx';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
-import { safeNext } from './session.tsx';
+import { endPresentedSession, safeNext, setSessionCookie } from './session.tsx';
 
 const SSO_COOKIE = 'cs_sso';
 
@@ -40,7 +40,11 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
 
   app.get('/login/sso', async (c) => {
     try {
-      const started = await startSsoLogin(deps, c.req.query('org') ?? '', safeNext(c.req.query('next')));
+      const started = await startSsoLogin(
+        deps,
+        c.req.query('org') ?? '',
+        safeNext(c.req.query('next'), deps.config.baseUrl),
+      );
       // Lax: the IdP sends the browser back with a top-level GET, which carries Lax cookies.
       setCookie(c, SSO_COOKIE, started.cookie, {
         httpOnly: true,
@@ -59,13 +63,8 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
     try {
       const done = await finishSsoLogin(deps, getCookie(c, SSO_COOKIE), new URL(c.req.url));
       deleteCookie(c, SSO_COOKIE, { path: '/login/sso' });
-      setCookie(c, SESSION_COOKIE, done.cookie, {
-        httpOnly: true,
-        sameSite: 'Lax',
-        secure,
-        path: '/',
-        maxAge: 12 * 3600,
-      });
+      await endPresentedSession(c, deps);
+      setSessionCookie(c, deps.config, done.cookie);
       return c.redirect(done.next, 302);
     } catch (err) {
       return ssoFailure(c, err);

@@ -195,9 +195,18 @@ describe('cookie session (web pages)', () => {
       ).status,
     ).toBe(401);
     const s = await signIn(svc, svc.admin.email, svc.admin.password);
+    // Sign-out without the session's CSRF token is refused (issue 18.5) and ends nothing.
+    const forged = await svc.fetch('/logout', {
+      method: 'POST',
+      headers: { cookie: s.cookie },
+      redirect: 'manual',
+    });
+    expect(forged.status).toBe(403);
+    expect((await me({ cookie: s.cookie })).status).toBe(200);
     const out = await svc.fetch('/logout', {
       method: 'POST',
       headers: { cookie: s.cookie },
+      body: new URLSearchParams({ _csrf: s.csrf }),
       redirect: 'manual',
     });
     expect(out.status).toBe(303);

@@ -52,6 +52,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     LOG_LEVEL: 'info',
     TEMPORAL_NAMESPACE: temporal.namespace,
     TEMPORAL_TASK_QUEUE: `test-${newId('run').slice(-10).toLowerCase()}`,
+    // Every test client registers from 127.0.0.1; test/security/limits.test.ts checks the real default.
+    OAUTH_REGISTRATIONS_PER_ADDRESS: '100',
     ...(options.env ?? {}),
   });
   const logs: string[] = [];

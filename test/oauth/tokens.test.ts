@@ -31,6 +31,7 @@ describe('access tokens at /mcp (RFC 9068, MCP authorization 2025-11-25)', () =>
       .setAudience(claims.aud)
       .setIssuedAt(claims.exp - 600)
       .setExpirationTime(claims.exp)
+      .setJti(crypto.randomUUID())
       .sign(key.privateKey);
   }
 
@@ -195,7 +196,7 @@ describe('dynamic client registration (RFC 7591)', () => {
       insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types, token_endpoint_auth_method, scope, registered_from)
       select 'cli_bulk' || g, 'bulk', '{https://a.example/cb}', '{authorization_code}', '{code}', 'none', 'mcp',
         encode(sha256(convert_to('127.0.0.1', 'UTF8')), 'hex')
-      from generate_series(1, 40) g`;
+      from generate_series(1, 100) g`;
     const res = await registerRaw({
       redirect_uris: ['https://a.example/cb'],
       token_endpoint_auth_method: 'none',
