@@ -13,6 +13,7 @@ import { AgentRouter } from '../governance/agents/router.ts';
 import { bootstrap } from '../identity/bootstrap.ts';
 import { openStore, type Sql } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
+import { ensureSearchAttributes } from './temporal-setup.ts';
 
 /** Opens the store and applies pending migrations (every process does this at start). */
 export async function openMigratedStore(url: string, options: { max?: number } = {}): Promise<Sql> {
@@ -33,6 +34,7 @@ export async function buildDeps(
   const keyring = await loadKeyring(config, opts.dev);
   const sql = await openMigratedStore(opts.storeUrl, opts.storeMax ? { max: opts.storeMax } : {});
   const temporal = opts.temporalAddress ? await connectWithRetry(opts.temporalAddress, config, logger) : null;
+  if (temporal) await ensureSearchAttributes(temporal, logger);
   // Agent tunnels live in the process that holds the agent's WebSocket; any other process (the
   // worker, another replica) relays through that one (agent/README.md "Replicas").
   const agents = new AgentHub({ sql, logger });

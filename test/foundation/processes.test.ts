@@ -1,11 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
 import { mintSecret } from '../../store/secrets.ts';
 import { servers } from '../harness/servers.ts';
 import { createTestStore, type TestStore } from '../harness/store.ts';
+import { startTemporal } from '../harness/temporal.ts';
 import { freePort } from '../helpers/service.ts';
 
 // The production shape (DESIGN.md Processes): `countersign serve` and `countersign worker` as
@@ -18,12 +23,13 @@ afterAll(async () => {
   for (const s of stores) await s.drop();
 });
 
-async function environment(): Promise<{ env: NodeJS.ProcessEnv; url: string; apiKey: string }> {
+async function environment(
+  t: { address: string; namespace: string } = servers().temporal,
+): Promise<{ env: NodeJS.ProcessEnv; url: string; apiKey: string }> {
   const store = await createTestStore();
   stores.push(store);
   const port = await freePort();
   const apiKey = mintSecret('cskey', newId('key')).secret;
-  const t = servers().temporal;
   return {
     url: `http://127.0.0.1:${port}`,
     apiKey,
@@ -111,6 +117,34 @@ describe('production processes', () => {
     expect(await exitCode(api)).toBe(0);
   }, 180_000);
 
+  // Issue 14.1: an operator's Temporal has none of our search attributes; the service creates them.
+  it('serve and worker against a Temporal server without any search attribute start runs that succeed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'countersign-bare-temporal-'));
+    const bare = await startTemporal({
+      dir,
+      port: await freePort(),
+      uiPort: await freePort(),
+      searchAttributes: false,
+    });
+    try {
+      const before = await customAttributes(bare.server);
+      expect(before).not.toHaveProperty('CountersignWorkflowId');
+      const { env, url, apiKey } = await environment(bare.server);
+      const api = start(['serve'], env);
+      const worker = start(['worker'], env);
+      await until('the API', async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined));
+      expect(await runOneWorkflow(url, apiKey)).toBe('succeeded');
+      expect(await customAttributes(bare.server)).toHaveProperty('CountersignOrgId');
+      worker.kill('SIGTERM');
+      api.kill('SIGTERM');
+      expect(await exitCode(worker)).toBe(0);
+      expect(await exitCode(api)).toBe(0);
+    } finally {
+      await bare.process.stop('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it('serve --with-worker runs both in one process', async () => {
     const { env, url, apiKey } = await environment();
     const both = start(['serve', '--with-worker'], env);
@@ -130,3 +164,15 @@ describe('production processes', () => {
     expect(stderr).toContain('COUNTERSIGN_ENCRYPTION_KEY');
   }, 60_000);
 });
+
+async function customAttributes(t: { address: string; namespace: string }): Promise<Record<string, unknown>> {
+  const connection = await Connection.connect({ address: t.address });
+  try {
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({
+      namespace: t.namespace,
+    });
+    return customAttributes ?? {};
+  } finally {
+    await connection.close();
+  }
+}

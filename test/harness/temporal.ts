@@ -50,6 +50,8 @@ export async function startTemporal(opts: {
   dir: string;
   port: number;
   uiPort: number;
+  /** false: a bare server as an operator would run it, without Countersign's search attributes. */
+  searchAttributes?: boolean;
 }): Promise<StartedTemporal> {
   const { dir, port, uiPort } = opts;
   const cli = findTemporal();
@@ -69,8 +71,9 @@ export async function startTemporal(opts: {
     String(uiPort),
   ];
   args.push('--log-level', 'warn', '--namespace', namespace);
-  for (const [key, type] of Object.entries(SEARCH_ATTRIBUTES))
-    args.push('--search-attribute', `${key}=${type}`);
+  if (opts.searchAttributes !== false)
+    for (const [key, type] of Object.entries(SEARCH_ATTRIBUTES))
+      args.push('--search-attribute', `${key}=${type}`);
   // The HTTP API and metrics ports are left to the CLI, which picks free ones itself. Without
   // --db-filename the state is in memory. XDG_CONFIG_HOME keeps the CLI's cluster-id file and
   // any user temporal.yaml/temporal.toml out of the run.
