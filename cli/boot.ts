@@ -10,7 +10,9 @@ import { AgentHub } from '../governance/agents/hub.ts';
 import { createAgentAwarePools } from '../governance/agents/pools.ts';
 import { RelayClient } from '../governance/agents/relay-client.ts';
 import { AgentRouter } from '../governance/agents/router.ts';
+import { chatRequestNotifier, type RequestNotifier } from '../governance/notify.ts';
 import { bootstrap } from '../identity/bootstrap.ts';
+import { createChatClient } from '../integrations/chat.ts';
 import { openStore, type Sql } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { ensureSearchAttributes } from './temporal-setup.ts';
@@ -39,7 +41,22 @@ export async function buildDeps(
   // worker, another replica) relays through that one (agent/README.md "Replicas").
   const agents = new AgentHub({ sql, logger });
   agents.via = new AgentRouter(agents, new RelayClient({ sql, keyring, logger }, agents.heartbeatMs));
-  return { config, sql, keyring, logger, temporal, pools: createAgentAwarePools(agents), agents };
+  return {
+    config,
+    sql,
+    keyring,
+    logger,
+    temporal,
+    pools: createAgentAwarePools(agents),
+    agents,
+    notify: requestNotifier(config, sql, logger),
+  };
+}
+
+/** The reviewers' notifier: the database's chat channel through the configured chat service. */
+export function requestNotifier(config: Config, sql: Sql, logger: Deps['logger']): RequestNotifier {
+  const chat = createChatClient({ chatApiUrl: config.chatApiUrl, chatBotToken: config.chatBotToken });
+  return chatRequestNotifier({ sql, logger, baseUrl: config.baseUrl }, (m) => chat.post(m));
 }
 
 async function connectWithRetry(

@@ -4,6 +4,7 @@ import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import pino from 'pino';
 import type { AgentHub } from '../governance/agents/hub.ts';
+import type { RequestNotifier } from '../governance/notify.ts';
 import type { PoolSource } from '../governance/query.ts';
 import { generateKey, Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
@@ -30,6 +31,11 @@ export interface Deps {
   pools: PoolSource;
   /** Agent tunnels this process holds (governance/agents/hub.ts); absent where none are served. */
   agents?: AgentHub;
+  /**
+   * Tells reviewers about new query requests. Built once per process (cli/boot.ts), so every
+   * origin that submits a request — REST, console, dashboard, MCP — announces it the same way.
+   */
+  notify?: RequestNotifier;
 }
 
 /**

@@ -21,10 +21,8 @@ import {
   RunPanelBody,
   UpdateDashboard,
 } from '../../dashboards/schema.ts';
-import { chatRequestNotifier } from '../../governance/notify.ts';
 import type { GovernanceDeps } from '../../governance/query.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
-import { createChatClient } from '../../integrations/chat.ts';
 import type { DashboardGrantRow, DashboardRow } from '../../store/dashboards.ts';
 import type { AppEnv } from '../env.ts';
 import { forbidden } from '../errors.ts';
@@ -39,7 +37,7 @@ import { jsonBody, parseWith } from '../validate.ts';
 export function dashboardRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['token']));
-  const gov = governanceDeps(deps);
+  const gov: GovernanceDeps = deps;
   const user = (c: Context<AppEnv>): UserPrincipal => {
     const p = c.get('principal');
     if (p.kind !== 'user') throw forbidden('dashboards act as a person: use a personal access token');
@@ -158,24 +156,6 @@ export function dashboardRoutes(deps: Deps): Hono<AppEnv> {
 }
 
 /** The governance dependencies of a request: pools read when used, reviewers told of new requests. */
-export function governanceDeps(deps: Deps): GovernanceDeps {
-  const chat = createChatClient({
-    chatApiUrl: deps.config.chatApiUrl,
-    chatBotToken: deps.config.chatBotToken,
-  });
-  return {
-    sql: deps.sql,
-    keyring: deps.keyring,
-    logger: deps.logger,
-    get pools() {
-      return deps.pools;
-    },
-    notify: chatRequestNotifier({ sql: deps.sql, logger: deps.logger, baseUrl: deps.config.baseUrl }, (m) =>
-      chat.post(m),
-    ),
-  };
-}
-
 /** SPEC.md 2.3 dashboard object. */
 export function presentDashboard(d: DashboardRow) {
   return {

@@ -5,12 +5,11 @@ import type { Deps } from '../../config/runtime.ts';
 import { getDashboard, listDashboards } from '../../dashboards/manage.ts';
 import { runAction, runPanel } from '../../dashboards/run.ts';
 import { listDatabases } from '../../governance/databases.ts';
-import { runGovernedQuery } from '../../governance/query.ts';
+import { type GovernanceDeps, runGovernedQuery } from '../../governance/query.ts';
 import { findWorkflow } from '../../store/workflows.ts';
 import { type ConsoleOutcome, ConsolePage } from '../pages/console.tsx';
 import { DashboardList, DashboardPage, inputField, type PanelView } from '../pages/dashboards.tsx';
 import { attempt, messageOf, type PageEnv, pageSession, redirectWith, render } from '../pages/session.tsx';
-import { governanceDeps } from './dashboards.ts';
 import { actorOf } from './databases.ts';
 import { accountPageRoutes } from './pages-account.tsx';
 import { workPageRoutes } from './pages-work.tsx';
@@ -18,7 +17,7 @@ import { workPageRoutes } from './pages-work.tsx';
 /** GET/POST pages: dashboards, console, reviews, runs, audit, settings (api/pages/README.md). */
 export function pageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
-  const gov = governanceDeps(deps);
+  const gov: GovernanceDeps = deps;
   const signedIn = pageSession(deps.sql);
   for (const path of [
     '/',

@@ -4,7 +4,6 @@ import * as v from 'valibot';
 import type { QueryResult } from '../../adapters/types.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { actingUser } from '../../governance/actors.ts';
-import { chatRequestNotifier } from '../../governance/notify.ts';
 import { type GovernanceDeps, type QueryActor, runGovernedQuery } from '../../governance/query.ts';
 import {
   cancelRequest,
@@ -15,7 +14,6 @@ import {
   reviewRequest,
   runRequest,
 } from '../../governance/requests.ts';
-import { createChatClient } from '../../integrations/chat.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
@@ -64,22 +62,8 @@ const List = v.object({
 export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
-  const chat = createChatClient({
-    chatApiUrl: deps.config.chatApiUrl,
-    chatBotToken: deps.config.chatBotToken,
-  });
-  const gov: GovernanceDeps = {
-    sql: deps.sql,
-    keyring: deps.keyring,
-    logger: deps.logger,
-    // Read when used, not when the router is built: the pools belong to the process.
-    get pools() {
-      return deps.pools;
-    },
-    notify: chatRequestNotifier({ sql: deps.sql, logger: deps.logger, baseUrl: deps.config.baseUrl }, (m) =>
-      chat.post(m),
-    ),
-  };
+  // The process's own governance deps: one notifier for every origin (cli/boot.ts).
+  const gov: GovernanceDeps = deps;
   const actor = (c: Context<AppEnv>): Promise<QueryActor> => {
     const p = c.get('principal');
     const actAs = c.req.header('x-act-as-user');

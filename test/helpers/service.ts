@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { type RunningApi, startApi } from '../../api/server.ts';
-import { bootstrapAndAnnounce, openMigratedStore } from '../../cli/boot.ts';
+import { bootstrapAndAnnounce, openMigratedStore, requestNotifier } from '../../cli/boot.ts';
 import { loadConfig } from '../../config/env.ts';
 import { connectTemporal, createLogger, type Deps } from '../../config/runtime.ts';
 import { AgentHub } from '../../governance/agents/hub.ts';
@@ -74,6 +74,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     temporal: options.temporal ? await connectTemporal(temporal.address, config) : null,
     pools: createAgentAwarePools(agents),
     agents,
+    notify: requestNotifier(config, sql, logger),
   };
   await bootstrapAndAnnounce(deps, sink);
   const api = await startApi(deps);
