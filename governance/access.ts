@@ -1,7 +1,7 @@
 import { notFound } from '../core/errors.ts';
 import { type CredentialRow, type DatabaseRow, hasGrant } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
-import { findAccessTarget } from '../store/grants.ts';
+import { findAccessTarget, usableCredentialIds } from '../store/grants.ts';
 import type { GovernedQuery, QueryActor } from './query.ts';
 
 /** Finds the database and credential the actor may use, or answers 404 (never 403: no existence leak). */
@@ -10,17 +10,23 @@ export async function resolveTarget(
   q: Pick<GovernedQuery, 'orgId' | 'actor' | 'databaseId' | 'credentialId'>,
 ): Promise<{ db: DatabaseRow; cred: CredentialRow }> {
   // One statement finds the database, the credential and the grant (one round trip).
-  const user = q.actor.kind === 'user' && q.actor.role !== 'super_admin' ? q.actor.userId : null;
+  const person = q.actor.kind === 'user' && q.actor.role !== 'super_admin' ? q.actor : null;
   const target = await findAccessTarget(sql, {
     orgId: q.orgId,
     databaseId: q.databaseId,
     credentialId: q.credentialId ?? null,
-    userId: user,
+    userId: person?.userId ?? null,
+    role: person?.role ?? null,
   });
   // SPEC.md 2.2 restrict_access: without a grant the database does not exist for this user.
   if (!target || (target.db.restrict_access && !target.granted)) throw notFound('no such database');
   const { db, cred } = target;
-  if (!cred) throw notFound(q.credentialId ? 'no such credential' : 'the database has no default credential');
+  // A restricted credential works only for the users and roles granted it; to anyone else it is
+  // not there (404, like a database), so an open credential cannot stand in for a reviewed one.
+  if (!cred || !target.credentialGranted)
+    throw notFound(
+      q.credentialId ? 'no such credential' : 'the database has no default credential you may use',
+    );
   return { db, cred };
 }
 
@@ -31,4 +37,37 @@ export async function canSee(sql: Tx, db: DatabaseRow, actor: QueryActor): Promi
   if (actor.kind !== 'user') return true;
   if (actor.role === 'super_admin') return true;
   return hasGrant(sql, db.id, actor.userId);
+}
+
+/**
+ * The credentials a listing shows: a member sees only those they may use; admins, who manage
+ * credentials, and the organization's own automation see all of them.
+ */
+export async function listableCredentials(
+  sql: Tx,
+  actor: QueryActor,
+  credentials: CredentialRow[],
+): Promise<CredentialRow[]> {
+  if (actor.kind !== 'user' || actor.role !== 'member') return credentials;
+  const usable = await usableCredentialIds(
+    sql,
+    credentials.map((c) => c.id),
+    actor,
+  );
+  return credentials.filter((c) => usable.has(c.id));
+}
+
+/** Of these credentials, the ones the actor may run as (resolveTarget's rule, for many at once). */
+export async function usableCredentials(
+  sql: Tx,
+  actor: QueryActor,
+  credentials: CredentialRow[],
+): Promise<CredentialRow[]> {
+  if (actor.kind !== 'user' || actor.role === 'super_admin') return credentials;
+  const usable = await usableCredentialIds(
+    sql,
+    credentials.map((c) => c.id),
+    actor,
+  );
+  return credentials.filter((c) => usable.has(c.id));
 }

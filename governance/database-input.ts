@@ -28,6 +28,8 @@ const Reviews = v.pipe(v.number(), v.integer('must be a whole number'), v.minVal
 const CredentialCommon = {
   hostname: v.optional(v.nullable(Host)),
   ai_allowed: v.optional(v.boolean()),
+  /** Only users and roles granted this credential may use it (…/credentials/:id/grants). */
+  restrict_access: v.optional(v.boolean()),
   timeout: v.optional(Timeout),
   reviews_required: v.optional(Reviews),
   default_credential: v.optional(v.boolean()),

@@ -13,6 +13,7 @@ export interface NewCredential {
   timeout: number | null;
   reviews_required: number;
   default_credential: boolean;
+  restrict_access: boolean;
 }
 
 type CredentialPatch = PatchDatabaseInput['credentials'] extends (infer T)[] | undefined ? T : never;
@@ -47,6 +48,7 @@ export function planCredentials(existing: CredentialRow[], patches: CredentialPa
         'timeout',
         'reviews_required',
         'default_credential',
+        'restrict_access',
       ] as const) {
         if (p[key] !== undefined) Object.assign(fields, { [key]: p[key] });
       }
@@ -74,6 +76,7 @@ export function planCredentials(existing: CredentialRow[], patches: CredentialPa
       timeout: p.timeout ?? null,
       reviews_required: p.reviews_required ?? 0,
       default_credential: p.default_credential ?? false,
+      restrict_access: p.restrict_access ?? false,
     };
     creates.push(created);
     final.set(`new:${i}`, created);

@@ -18,6 +18,7 @@ import {
 } from '../store/databases.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
+import { listableCredentials } from './access.ts';
 import { checkAgentReference } from './agents/agents.ts';
 import type { CreateDatabaseInput, PatchDatabaseInput, SetupDatabaseInput } from './database-input.ts';
 import { checkInvariants, type NewCredential, planCredentials } from './database-rules.ts';
@@ -69,6 +70,7 @@ export async function createDatabase(
     ai_allowed: c.ai_allowed ?? false,
     timeout: c.timeout ?? null,
     reviews_required: c.reviews_required ?? 0,
+    restrict_access: c.restrict_access ?? false,
     // With none marked, the first credential is the default one.
     default_credential: defaults === 0 ? i === 0 : (c.default_credential ?? false),
   }));
@@ -214,6 +216,7 @@ export async function setupDatabase(
       timeout: null,
       reviews_required: input.reviews_required,
       default_credential: true,
+      restrict_access: false,
     };
     if (!existing) {
       const db = await insertDatabase(tx, id, orgId, fields);
@@ -248,7 +251,7 @@ export async function getDatabase(
   id: string,
 ): Promise<DatabaseWithCredentials> {
   const db = await visibleDatabase(sql, orgId, actor, id);
-  return { db, credentials: await listCredentials(sql, [db.id]) };
+  return { db, credentials: await listableCredentials(sql, actor, await listCredentials(sql, [db.id])) };
 }
 
 /** Deletes a database, its credentials and grants; returns what was deleted (SPEC.md 4.2). */
@@ -287,9 +290,13 @@ export async function listDatabases(
   const visibleTo = actor.kind === 'user' && actor.role !== 'super_admin' ? actor.userId : null;
   const rows = await listDatabaseRows(sql, orgId, { ...opts, limit: opts.limit + 1, visibleTo });
   const page = rows.slice(0, opts.limit);
-  const creds = await listCredentials(
+  const creds = await listableCredentials(
     sql,
-    page.map((d) => d.id),
+    actor,
+    await listCredentials(
+      sql,
+      page.map((d) => d.id),
+    ),
   );
   return {
     items: page.map((db) => ({ db, credentials: creds.filter((c) => c.database_id === db.id) })),

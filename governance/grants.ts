@@ -1,9 +1,19 @@
 import { notFound, validationFailed } from '../core/errors.ts';
-import { findDatabase } from '../store/databases.ts';
+import { findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
-import { deleteGrant, type GrantRow, type GrantWithUser, insertGrant, listGrants } from '../store/grants.ts';
+import {
+  type CredentialGrantRow,
+  deleteCredentialGrant,
+  deleteGrant,
+  type GrantRow,
+  type GrantWithUser,
+  insertCredentialGrant,
+  insertGrant,
+  listCredentialGrants,
+  listGrants,
+} from '../store/grants.ts';
 import { newId } from '../store/ids.ts';
-import { findUserById } from '../store/users.ts';
+import { findUserById, type Role } from '../store/users.ts';
 import { canSee } from './access.ts';
 import type { QueryActor } from './query.ts';
 
@@ -59,5 +69,71 @@ export async function revokeAccess(
   await visibleDatabase(sql, orgId, actor, databaseId);
   const removed = await deleteGrant(sql, databaseId, userId);
   if (!removed) throw notFound('no grant for this user');
+  return removed;
+}
+
+/** The credential of a database the (admin) actor can see, or 404. */
+async function visibleCredential(
+  sql: Tx,
+  orgId: string,
+  actor: QueryActor,
+  databaseId: string,
+  credentialId: string,
+) {
+  await visibleDatabase(sql, orgId, actor, databaseId);
+  const cred = (await listCredentials(sql, [databaseId])).find((c) => c.id === credentialId);
+  if (!cred) throw notFound('no such credential');
+  return cred;
+}
+
+export async function listCredentialAccess(
+  sql: Tx,
+  orgId: string,
+  actor: QueryActor,
+  databaseId: string,
+  credentialId: string,
+): Promise<{ restricted: boolean; grants: CredentialGrantRow[] }> {
+  const cred = await visibleCredential(sql, orgId, actor, databaseId, credentialId);
+  return { restricted: cred.restrict_access, grants: await listCredentialGrants(sql, credentialId) };
+}
+
+/**
+ * Lets one user, or everyone with one role, use a restrict_access credential. Granting twice
+ * returns the existing grant. A grant on an unrestricted credential is kept for when it is
+ * restricted, and changes nothing until then.
+ */
+export async function grantCredential(
+  sql: Tx,
+  orgId: string,
+  actor: QueryActor,
+  target: { databaseId: string; credentialId: string },
+  to: { userId: string } | { role: Role },
+): Promise<{ grant: CredentialGrantRow; created: boolean }> {
+  await visibleCredential(sql, orgId, actor, target.databaseId, target.credentialId);
+  if ('userId' in to) {
+    const user = await findUserById(sql, to.userId);
+    if (!user || user.org_id !== orgId)
+      throw validationFailed([{ path: 'user_id', message: 'no such user in this organization' }]);
+  }
+  return insertCredentialGrant(sql, {
+    id: newId('cgr'),
+    credentialId: target.credentialId,
+    userId: 'userId' in to ? to.userId : null,
+    role: 'role' in to ? to.role : null,
+    grantedBy: actor.kind === 'user' ? actor.userId : null,
+  });
+}
+
+/** Removes a credential grant; its user or role is refused from the next query on. */
+export async function revokeCredentialGrant(
+  sql: Tx,
+  orgId: string,
+  actor: QueryActor,
+  target: { databaseId: string; credentialId: string },
+  grantId: string,
+): Promise<CredentialGrantRow> {
+  await visibleCredential(sql, orgId, actor, target.databaseId, target.credentialId);
+  const removed = await deleteCredentialGrant(sql, target.credentialId, grantId);
+  if (!removed) throw notFound('no such credential grant');
   return removed;
 }

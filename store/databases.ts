@@ -36,6 +36,8 @@ export interface CredentialRow {
   timeout: number | null;
   reviews_required: number;
   default_credential: boolean;
+  /** Only users and roles granted the credential may use it (credential_grants). */
+  restrict_access: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -73,6 +75,7 @@ const CREDENTIAL_COLUMNS = [
   'timeout',
   'reviews_required',
   'default_credential',
+  'restrict_access',
 ] as const satisfies readonly (keyof CredentialFields)[];
 
 export async function insertDatabase(

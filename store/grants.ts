@@ -52,6 +52,8 @@ export interface AccessTarget {
   cred: CredentialRow | null;
   /** Whether `userId` holds a grant (true when no user was given). */
   granted: boolean;
+  /** Whether the user may use the credential: it is open, or granted to them or their role. */
+  credentialGranted: boolean;
 }
 
 /**
@@ -60,20 +62,34 @@ export interface AccessTarget {
  */
 export async function findAccessTarget(
   sql: Tx,
-  q: { orgId: string; databaseId: string; credentialId: string | null; userId: string | null },
+  q: {
+    orgId: string;
+    databaseId: string;
+    credentialId: string | null;
+    userId: string | null;
+    role: string | null;
+  },
 ): Promise<AccessTarget | null> {
-  const [row] = await sql<Array<DatabaseRow & CredentialColumns & { granted: boolean }>>`
+  const [row] = await sql<
+    Array<DatabaseRow & CredentialColumns & { granted: boolean; credential_granted: boolean }>
+  >`
     select d.*,
       c.id as cred_id, c.database_id as cred_database_id, c.username as cred_username,
       c.password_enc as cred_password_enc, c.hostname as cred_hostname, c.ai_allowed as cred_ai_allowed,
       c.timeout as cred_timeout, c.reviews_required as cred_reviews_required,
       c.default_credential as cred_default_credential, c.created_at as cred_created_at,
-      c.updated_at as cred_updated_at,
+      c.updated_at as cred_updated_at, c.restrict_access as cred_restrict_access,
       ${
         q.userId
           ? sql`exists (select 1 from database_grants g where g.database_id = d.id and g.user_id = ${q.userId})`
           : sql`true`
-      } as granted
+      } as granted,
+      ${
+        q.userId
+          ? sql`(c.restrict_access is not true or exists (select 1 from credential_grants cg
+                 where cg.credential_id = c.id and (cg.user_id = ${q.userId} or cg.role = ${q.role})))`
+          : sql`true`
+      } as credential_granted
     from databases d
     left join credentials c on c.database_id = d.id
       and ${q.credentialId ? sql`c.id = ${q.credentialId}` : sql`c.default_credential`}
@@ -91,7 +107,9 @@ export async function findAccessTarget(
     cred_default_credential,
     cred_created_at,
     cred_updated_at,
+    cred_restrict_access,
     granted,
+    credential_granted,
     ...db
   } = row;
   const cred: CredentialRow | null =
@@ -107,13 +125,76 @@ export async function findAccessTarget(
           timeout: cred_timeout,
           reviews_required: cred_reviews_required!,
           default_credential: cred_default_credential!,
+          restrict_access: cred_restrict_access!,
           created_at: cred_created_at!,
           updated_at: cred_updated_at!,
         };
-  return { db, cred, granted };
+  return { db, cred, granted, credentialGranted: credential_granted };
 }
 
 /** The credential's columns as the access query names them (null when no credential matched). */
 type CredentialColumns = {
   [K in keyof CredentialRow as `cred_${K}`]: CredentialRow[K] | null;
 };
+
+/** Who may use a restrict_access credential: one user, or everyone with one role. */
+export interface CredentialGrantRow {
+  id: string;
+  credential_id: string;
+  user_id: string | null;
+  role: string | null;
+  granted_by: string | null;
+  created_at: Date;
+}
+
+export async function insertCredentialGrant(
+  sql: Tx,
+  g: {
+    id: string;
+    credentialId: string;
+    userId: string | null;
+    role: string | null;
+    grantedBy: string | null;
+  },
+): Promise<{ grant: CredentialGrantRow; created: boolean }> {
+  const [inserted] = await sql<CredentialGrantRow[]>`
+    insert into credential_grants (id, credential_id, user_id, role, granted_by)
+    values (${g.id}, ${g.credentialId}, ${g.userId}, ${g.role}, ${g.grantedBy})
+    on conflict do nothing
+    returning *`;
+  if (inserted) return { grant: inserted, created: true };
+  const [existing] = await sql<CredentialGrantRow[]>`
+    select * from credential_grants where credential_id = ${g.credentialId}
+      and user_id is not distinct from ${g.userId} and role is not distinct from ${g.role}`;
+  return { grant: existing!, created: false };
+}
+
+export async function listCredentialGrants(sql: Tx, credentialId: string): Promise<CredentialGrantRow[]> {
+  return sql<CredentialGrantRow[]>`
+    select * from credential_grants where credential_id = ${credentialId} order by id`;
+}
+
+export async function deleteCredentialGrant(
+  sql: Tx,
+  credentialId: string,
+  grantId: string,
+): Promise<CredentialGrantRow | null> {
+  const [row] = await sql<CredentialGrantRow[]>`
+    delete from credential_grants where credential_id = ${credentialId} and id = ${grantId} returning *`;
+  return row ?? null;
+}
+
+/** Which of these credentials a user (with this role) may use: open ones and those granted. */
+export async function usableCredentialIds(
+  sql: Tx,
+  credentialIds: string[],
+  user: { userId: string; role: string },
+): Promise<Set<string>> {
+  if (credentialIds.length === 0) return new Set();
+  const rows = await sql<{ id: string }[]>`
+    select c.id from credentials c
+    where c.id in ${sql(credentialIds)}
+      and (not c.restrict_access or exists (select 1 from credential_grants cg
+           where cg.credential_id = c.id and (cg.user_id = ${user.userId} or cg.role = ${user.role})))`;
+  return new Set(rows.map((r) => r.id));
+}

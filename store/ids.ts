@@ -18,6 +18,7 @@ export type IdPrefix =
   | 'qr'
   | 'aud'
   | 'grt'
+  | 'cgr'
   | 'dpp'
   | 'cli'
   | 'ocd'

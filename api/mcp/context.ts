@@ -2,6 +2,7 @@
 import type * as v from 'valibot';
 import type { SchemaTable } from '../../adapters/types.ts';
 import type { Deps } from '../../config/runtime.ts';
+import { usableCredentials } from '../../governance/access.ts';
 import { recordAttempt } from '../../governance/audit.ts';
 import { connectionConfigFor, poolVersion } from '../../governance/connections.ts';
 import { type QueryActor, QueryDeniedError, resolveTarget } from '../../governance/query.ts';
@@ -61,9 +62,13 @@ export async function aiDatabases(
   const visibleTo = ctx.actor.role === 'super_admin' ? null : ctx.actor.userId;
   const rows = await listDatabases(ctx.deps.sql, ctx.orgId, { limit: 1000, visibleTo });
   const enabled = rows.filter((db) => db.ai_enabled);
-  const creds = await listCredentials(
+  const creds = await usableCredentials(
     ctx.deps.sql,
-    enabled.map((d) => d.id),
+    ctx.actor,
+    await listCredentials(
+      ctx.deps.sql,
+      enabled.map((d) => d.id),
+    ),
   );
   return enabled.map((db) => ({
     db,
@@ -90,7 +95,12 @@ export async function aiTarget(
   if (!db.ai_enabled) throw new QueryDeniedError(`AI access is not enabled on database ${db.name}`);
   if (cred.ai_allowed) return { db, cred };
   if (credentialId) throw new QueryDeniedError(`the AI may not run as credential ${cred.username}`);
-  const allowed = (await listCredentials(ctx.deps.sql, [db.id])).find((c) => c.ai_allowed);
+  const usable = await usableCredentials(
+    ctx.deps.sql,
+    ctx.actor,
+    await listCredentials(ctx.deps.sql, [db.id]),
+  );
+  const allowed = usable.find((c) => c.ai_allowed);
   if (!allowed) throw new QueryDeniedError(`database ${db.name} has no credential the AI may use`);
   return { db, cred: allowed };
 }

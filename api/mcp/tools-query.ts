@@ -1,6 +1,7 @@
 // MCP tools that run or follow queries: run_query, sample_table, get_query_request, cancel_query, query_history.
 import * as v from 'valibot';
 import type { AdapterName, ParamValue } from '../../adapters/types.ts';
+import { usableCredentials } from '../../governance/access.ts';
 import {
   type GovernedOutcome,
   type PendingReviewOutcome,
@@ -209,7 +210,11 @@ function markPiped(ctx: ToolContext): void {
 
 /** The default credential if the AI may use it, else the first one it may; else the default (denied, audited). */
 async function defaultAiCredential(ctx: ToolContext, databaseId: string): Promise<string | undefined> {
-  const creds = await listCredentials(ctx.deps.sql, [databaseId]);
+  const creds = await usableCredentials(
+    ctx.deps.sql,
+    ctx.actor,
+    await listCredentials(ctx.deps.sql, [databaseId]),
+  );
   const def = creds.find((c) => c.default_credential);
   if (def?.ai_allowed) return def.id;
   return creds.find((c) => c.ai_allowed)?.id ?? def?.id;

@@ -193,6 +193,7 @@ export function presentDatabase(
       timeout: c.timeout,
       reviews_required: c.reviews_required,
       default_credential: c.default_credential,
+      restrict_access: c.restrict_access,
     })),
     inserted_at: db.inserted_at.toISOString(),
     updated_at: db.updated_at.toISOString(),

@@ -1,17 +1,34 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../config/runtime.ts';
-import { grantAccess, listDatabaseGrants, revokeAccess } from '../../governance/grants.ts';
-import type { GrantRow, GrantWithUser } from '../../store/grants.ts';
+import {
+  grantAccess,
+  grantCredential,
+  listCredentialAccess,
+  listDatabaseGrants,
+  revokeAccess,
+  revokeCredentialGrant,
+} from '../../governance/grants.ts';
+import type { CredentialGrantRow, GrantRow, GrantWithUser } from '../../store/grants.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 import { actorOf } from './databases.ts';
 
-const CreateGrant = v.object({
-  user_id: v.pipe(v.string(), v.regex(/^usr_[0-9A-Z]{26}$/, 'must be a user id')),
-});
+const UserId = v.pipe(v.string(), v.regex(/^usr_[0-9A-Z]{26}$/, 'must be a user id'));
+const CreateGrant = v.object({ user_id: UserId });
+/** A credential grant names one user or one role (`{"user_id": …}` or `{"role": "member"}`). */
+const CreateCredentialGrant = v.pipe(
+  v.object({
+    user_id: v.optional(UserId),
+    role: v.optional(v.picklist(['super_admin', 'admin', 'member'], 'must be super_admin, admin or member')),
+  }),
+  v.forward(
+    v.check((g) => (g.user_id === undefined) !== (g.role === undefined), 'give either user_id or role'),
+    ['user_id'],
+  ),
+);
 
 /**
  * Access grants of restrict_access databases, under /api/v1/desk/databases/:id/grants. Admins
@@ -75,7 +92,72 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
       return c.json(presentGrant(grant));
     },
   );
+
+  // Per-credential access (issue 12): a credential with restrict_access is usable only by the
+  // users and roles granted here; to anyone else it answers 404 like a missing one.
+  const credentialPath = '/:id/credentials/:credentialId/grants';
+  const target = (c: { req: { param(name: string): string } }) => ({
+    databaseId: c.req.param('id'),
+    credentialId: c.req.param('credentialId'),
+  });
+  app.get(
+    credentialPath,
+    doc('Databases', 'List who may use a credential', { auth: ['apiKey', 'bearer', 'session'] }),
+    auth,
+    admin,
+    async (c) => {
+      const p = c.get('principal');
+      const t = target(c);
+      const access = await listCredentialAccess(deps.sql, p.orgId, actorOf(p), t.databaseId, t.credentialId);
+      return c.json({ restrict_access: access.restricted, data: access.grants.map(presentCredentialGrant) });
+    },
+  );
+  app.post(
+    credentialPath,
+    doc('Databases', 'Let a user or a role use a restricted credential', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: CreateCredentialGrant,
+      status: 201,
+    }),
+    auth,
+    admin,
+    async (c) => {
+      const body = await jsonBody(c, CreateCredentialGrant);
+      const p = c.get('principal');
+      const to = body.user_id ? { userId: body.user_id } : { role: body.role! };
+      const { grant, created } = await grantCredential(deps.sql, p.orgId, actorOf(p), target(c), to);
+      return c.json(presentCredentialGrant(grant), created ? 201 : 200);
+    },
+  );
+  app.delete(
+    `${credentialPath}/:grantId`,
+    doc('Databases', 'Remove a credential grant', { auth: ['apiKey', 'bearer', 'session'] }),
+    auth,
+    admin,
+    async (c) => {
+      const p = c.get('principal');
+      const grant = await revokeCredentialGrant(
+        deps.sql,
+        p.orgId,
+        actorOf(p),
+        target(c),
+        c.req.param('grantId'),
+      );
+      return c.json(presentCredentialGrant(grant));
+    },
+  );
   return app;
+}
+
+function presentCredentialGrant(g: CredentialGrantRow) {
+  return {
+    id: g.id,
+    credential_id: g.credential_id,
+    user_id: g.user_id,
+    role: g.role,
+    granted_by: g.granted_by,
+    created_at: g.created_at.toISOString(),
+  };
 }
 
 function presentGrant(g: GrantRow | GrantWithUser) {
