@@ -23,9 +23,11 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { pageRoutes } from './routes/pages.tsx';
 import { queryRequestRoutes } from './routes/query-requests.ts';
 import { sessionRoutes } from './routes/session.tsx';
+import { setPasswordRoutes } from './routes/set-password.tsx';
 import { ssoRoutes } from './routes/sso.tsx';
 import { tokenRoutes } from './routes/tokens.ts';
 import { trackerWebhookRoutes } from './routes/tracker-webhook.ts';
+import { userRoutes } from './routes/users.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 
 /** The whole HTTP surface: one router per resource, one error mapper. */
@@ -46,10 +48,12 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/', healthRoutes(deps));
   app.route('/', metricsRoutes(deps));
   app.route('/', sessionRoutes(deps));
+  app.route('/', setPasswordRoutes(deps));
   app.route('/api/v1/me', meRoutes(deps));
   app.route('/api/v1/api-keys', apiKeyRoutes(deps));
   app.route('/api/v1/agents', agentRoutes(deps));
   app.route('/api/v1/tokens', tokenRoutes(deps));
+  app.route('/api/v1/users', userRoutes(deps));
   app.route('/api/v1/desk/databases', databaseRoutes(deps));
   app.route('/api/v1/desk/databases', grantRoutes(deps));
   app.route('/api/v1/desk/query-requests', queryRequestRoutes(deps));

@@ -33,6 +33,9 @@ export interface AuditBody {
   bypass_reason: string | null;
   outcome: string;
   detail: string | null;
+  /** Only on non-query events: a query entry's body is what it was before events existed. */
+  event?: string;
+  subject?: unknown;
 }
 
 /**

@@ -36,6 +36,8 @@ export function presentEntry(e: AuditRow) {
     },
     outcome: e.outcome,
     detail: e.detail,
+    event: e.event,
+    subject: e.subject,
     prev_hash: e.prev_hash,
     hash: e.hash,
   };
@@ -100,6 +102,8 @@ export const CSV_COLUMNS = [
   'bypass_reason',
   'outcome',
   'detail',
+  'event',
+  'subject',
   'prev_hash',
   'hash',
 ] as const satisfies readonly (keyof AuditRow)[];

@@ -82,7 +82,46 @@ function toEntry(a: AuditAttempt): AuditInsert {
     bypass_reason: a.review?.bypassReason ?? null,
     outcome: a.outcome,
     detail: a.detail ?? null,
+    event: 'query',
+    subject: null,
   };
+}
+
+/** Something other than a query that changed or used access: who did it, to what, how it ended. */
+export interface AuditEvent {
+  orgId: string;
+  actor: QueryActor;
+  origin: QueryOrigin;
+  /** Dotted name: 'user.created', 'user.role_changed', 'credential.grant_added', 'mcp.tool', … */
+  event: string;
+  /** Ids and values the event is about; never a secret. */
+  subject: Record<string, unknown>;
+  databaseId?: string | null;
+  outcome: AuditRow['outcome'];
+  /** One readable line for people scanning the log. */
+  detail: string;
+}
+
+/** Appends a non-query event to the organization's hash chain (the same chain as queries). */
+export async function recordEvent(sql: Tx, ev: AuditEvent): Promise<{ id: string; seq: bigint }> {
+  const entry: AuditInsert = {
+    ...toEntry({
+      orgId: ev.orgId,
+      actor: ev.actor,
+      origin: ev.origin,
+      databaseId: ev.databaseId ?? null,
+      credentialId: null,
+      statement: '',
+      params: [],
+      classification: null,
+      outcome: ev.outcome,
+      detail: ev.detail,
+    }),
+    event: ev.event,
+    subject: ev.subject,
+  };
+  const { seq } = await appendAudit(sql, entry, bodyText(bodyOf(entry)));
+  return { id: entry.id, seq };
 }
 
 /** The hashed columns of an entry, from a row to insert or a row read back. */
@@ -113,6 +152,9 @@ export function bodyOf(e: AuditInsert | AuditRow): AuditBody {
     bypass_reason: e.bypass_reason,
     outcome: e.outcome,
     detail: e.detail,
+    // canonicalJson leaves undefined keys out: query entries hash exactly as they always did.
+    event: e.event === 'query' ? undefined : e.event,
+    subject: e.event === 'query' ? undefined : (e.subject ?? null),
   };
 }
 

@@ -28,6 +28,10 @@ export interface AuditRow {
   bypass_reason: string | null;
   outcome: 'allowed' | 'pending' | 'denied' | 'failed';
   detail: string | null;
+  /** 'query' for a governed statement; otherwise what happened, e.g. 'user.role_changed', 'mcp.tool'. */
+  event: string;
+  /** What a non-query event was about (ids, old and new values); null for queries. */
+  subject: unknown;
   prev_hash: string;
   hash: string;
 }
@@ -59,7 +63,7 @@ export async function appendAudit(
       id, org_id, seq, occurred_at, actor_kind, actor_user_id, actor_api_key_id, actor_workflow_run_id,
       actor_workflow_id, origin, ai_client_id, ai_client_name, database_id, credential_id, statement,
       params, classification, rows_returned, duration_ms, request_id, reviews_required, approved_by,
-      bypassed, bypass_reason, outcome, detail, prev_hash, hash)
+      bypassed, bypass_reason, outcome, detail, event, subject, prev_hash, hash)
     select
       ${e.id}::text, ${e.org_id}::text, head.seq, ${e.occurred_at.toISOString()}::timestamptz,
       ${e.actor_kind}::text, ${e.actor_user_id}::text, ${e.actor_api_key_id}::text,
@@ -68,7 +72,8 @@ export async function appendAudit(
       ${e.statement}::text, ${sql.json(e.params as never)}::jsonb, ${e.classification}::text,
       ${e.rows_returned}::int, ${e.duration_ms}::int, ${e.request_id}::text, ${e.reviews_required}::int,
       ${sql.json(e.approved_by)}::jsonb, ${e.bypassed}::boolean, ${e.bypass_reason}::text,
-      ${e.outcome}::text, ${e.detail}::text, head.prev_hash, head.hash
+      ${e.outcome}::text, ${e.detail}::text, ${e.event}::text,
+      ${e.subject === null ? null : sql.json(e.subject as never)}::jsonb, head.prev_hash, head.hash
     from head
     returning seq, hash`;
   if (!row) throw new Error(`organization ${e.org_id} has no audit chain head`);
@@ -80,6 +85,8 @@ export interface AuditFilter {
   /** A user, API key or workflow-run id: matches entries where it is any of the actor columns. */
   actor?: string | undefined;
   origin?: AuditRow['origin'] | undefined;
+  /** One kind of event ('query', 'user.disabled', …), or a family by prefix ('user.'). */
+  event?: string | undefined;
   databaseId?: string | undefined;
   outcome?: AuditRow['outcome'] | undefined;
   bypassedOnly?: boolean | undefined;
@@ -110,6 +117,13 @@ export async function searchAudit(
     where org_id = ${orgId}
       ${f.actor ? sql`and (actor_user_id = ${f.actor} or actor_api_key_id = ${f.actor} or actor_workflow_run_id = ${f.actor})` : sql``}
       ${f.origin ? sql`and origin = ${f.origin}` : sql``}
+      ${
+        f.event === undefined
+          ? sql``
+          : f.event.endsWith('.')
+            ? sql`and starts_with(event, ${f.event})`
+            : sql`and event = ${f.event}`
+      }
       ${f.databaseId ? sql`and database_id = ${f.databaseId}` : sql``}
       ${f.outcome ? sql`and outcome = ${f.outcome}` : sql``}
       ${f.bypassedOnly ? sql`and bypassed` : sql``}
@@ -117,7 +131,8 @@ export async function searchAudit(
         // strpos, not LIKE: the text is matched literally, % and _ included.
         f.text
           ? sql`and (strpos(lower(statement), lower(${f.text})) > 0
-              or strpos(lower(coalesce(ai_client_name, '')), lower(${f.text})) > 0)`
+              or strpos(lower(coalesce(ai_client_name, '')), lower(${f.text})) > 0
+              or strpos(lower(coalesce(detail, '')), lower(${f.text})) > 0)`
           : sql``
       }
       ${f.requestId ? sql`and request_id = ${f.requestId}` : sql``}

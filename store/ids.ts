@@ -25,7 +25,8 @@ export type IdPrefix =
   | 'ogr'
   | 'ort'
   | 'sso'
-  | 'agt';
+  | 'agt'
+  | 'pws';
 
 const ulid = monotonicFactory();
 

@@ -238,3 +238,12 @@ export async function saveConsent(
 export async function deleteConsent(sql: Tx, userId: string, clientId: string): Promise<void> {
   await sql`delete from oauth_consents where user_id = ${userId} and client_id = ${clientId}`;
 }
+
+/** Revokes every AI-client grant of a person, with the reason; their refresh tokens die with it. */
+export async function revokeAllUserGrants(sql: Tx, userId: string, reason: string): Promise<number> {
+  const rows = await sql`
+    update oauth_grants set revoked_at = now(), revoked_reason = ${reason}
+    where user_id = ${userId} and revoked_at is null returning id`;
+  await sql`delete from oauth_consents where user_id = ${userId}`;
+  return rows.length;
+}

@@ -43,3 +43,10 @@ export async function touchPersonalToken(sql: Tx, id: string): Promise<void> {
   await sql`update personal_tokens set last_used_at = now()
     where id = ${id} and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
 }
+
+/** Revokes every token of a person (they were disabled or deleted). */
+export async function revokeAllPersonalTokens(sql: Tx, userId: string): Promise<number> {
+  const rows = await sql`
+    update personal_tokens set revoked_at = now() where user_id = ${userId} and revoked_at is null returning id`;
+  return rows.length;
+}

@@ -17,6 +17,8 @@ export interface UserRow {
   role: Role;
   password_hash: string | null;
   disabled_at: Date | null;
+  /** Deleted people keep their row for the history that names them; they never sign in again. */
+  deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -60,12 +62,13 @@ export async function findUserById(sql: Tx, id: string): Promise<UserRow | null>
 }
 
 export async function findUserByEmail(sql: Tx, email: string): Promise<UserRow | null> {
-  const [row] = await sql<UserRow[]>`select * from users where lower(email) = lower(${email})`;
+  const [row] = await sql<UserRow[]>`
+    select * from users where lower(email) = lower(${email}) and deleted_at is null`;
   return row ?? null;
 }
 
 export async function listUsers(sql: Tx, orgId: string): Promise<UserRow[]> {
-  return sql<UserRow[]>`select * from users where org_id = ${orgId} order by id`;
+  return sql<UserRow[]>`select * from users where org_id = ${orgId} and deleted_at is null order by id`;
 }
 
 export async function setUserDisabled(sql: Tx, id: string, disabled: boolean): Promise<void> {
@@ -74,4 +77,66 @@ export async function setUserDisabled(sql: Tx, id: string, disabled: boolean): P
 
 export async function setPasswordHash(sql: Tx, id: string, passwordHash: string): Promise<void> {
   await sql`update users set password_hash = ${passwordHash}, updated_at = now() where id = ${id}`;
+}
+
+export async function updateUser(
+  sql: Tx,
+  id: string,
+  fields: Partial<Pick<UserRow, 'name' | 'role'>>,
+): Promise<UserRow> {
+  const [row] = await sql<UserRow[]>`
+    update users set
+      name = coalesce(${fields.name ?? null}, name),
+      role = coalesce(${fields.role ?? null}, role),
+      updated_at = now()
+    where id = ${id} returning *`;
+  return row!;
+}
+
+export async function markUserDeleted(sql: Tx, id: string): Promise<void> {
+  await sql`
+    update users set deleted_at = now(), disabled_at = coalesce(disabled_at, now()), password_hash = null,
+      updated_at = now()
+    where id = ${id}`;
+}
+
+/** Super admins of the organization who can still sign in, locking their rows (no race to zero). */
+export async function lockActiveSuperAdmins(sql: Tx, orgId: string): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id from users
+    where org_id = ${orgId} and role = 'super_admin' and disabled_at is null and deleted_at is null
+    order by id for update`;
+  return rows.map((r) => r.id);
+}
+
+export interface PasswordSetupRow {
+  id: string;
+  user_id: string;
+  secret_hash: string;
+  created_by: string | null;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export async function insertPasswordSetup(
+  sql: Tx,
+  p: { id: string; userId: string; secretHash: string; createdBy: string | null; expiresAt: Date },
+): Promise<void> {
+  // A new link replaces any earlier one that was not used.
+  await sql`update password_setups set used_at = now() where user_id = ${p.userId} and used_at is null`;
+  await sql`
+    insert into password_setups (id, user_id, secret_hash, created_by, expires_at)
+    values (${p.id}, ${p.userId}, ${p.secretHash}, ${p.createdBy}, ${p.expiresAt})`;
+}
+
+export async function findPasswordSetup(sql: Tx, id: string): Promise<PasswordSetupRow | null> {
+  const [row] = await sql<PasswordSetupRow[]>`select * from password_setups where id = ${id} for update`;
+  return row ?? null;
+}
+
+export async function usePasswordSetup(sql: Tx, id: string): Promise<boolean> {
+  const rows =
+    await sql`update password_setups set used_at = now() where id = ${id} and used_at is null returning id`;
+  return rows.length > 0;
 }

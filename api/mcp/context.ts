@@ -3,7 +3,7 @@ import type * as v from 'valibot';
 import type { SchemaTable } from '../../adapters/types.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { usableCredentials } from '../../governance/access.ts';
-import { recordAttempt } from '../../governance/audit.ts';
+import { recordEvent } from '../../governance/audit.ts';
 import { connectionConfigFor, poolVersion } from '../../governance/connections.ts';
 import { type QueryActor, QueryDeniedError, resolveTarget } from '../../governance/query.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
@@ -118,10 +118,13 @@ export async function readSchema(
   return pool.readSchema();
 }
 
-/** Marks audit entries of tool calls that are not queries, so query_history can leave them out. */
+/** How entries written before tool calls were events of their own began (read back by query_history). */
 export const TOOL_AUDIT_PREFIX = '-- mcp tool: ';
 
-/** Audits a non-query tool call as AI-originated, naming the client (SPEC.md 1.4). */
+/**
+ * Audits a non-query tool call as AI-originated, naming the client (SPEC.md 1.4), as an event of
+ * its own kind ('mcp.tool'): it is no statement, and is not counted as a governed query.
+ */
 export async function auditToolCall(
   ctx: ToolContext,
   call: {
@@ -132,17 +135,15 @@ export async function auditToolCall(
     detail?: string;
   },
 ): Promise<void> {
-  await recordAttempt(ctx.deps.sql, {
+  await recordEvent(ctx.deps.sql, {
     orgId: ctx.orgId,
     actor: ctx.actor,
     origin: 'ai',
+    event: 'mcp.tool',
+    subject: { tool: call.tool, arguments: bounded(call.args ?? {}) },
     databaseId: call.databaseId,
-    credentialId: null,
-    statement: `${TOOL_AUDIT_PREFIX}${call.tool}`,
-    params: [JSON.stringify(call.args ?? {}).slice(0, 2000)],
-    classification: null,
     outcome: call.outcome,
-    detail: call.detail ?? null,
+    detail: call.detail ?? `MCP tool ${call.tool}`,
   });
 }
 
@@ -156,4 +157,17 @@ export function jsonValue(value: unknown): unknown {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonValue(v)]));
   }
   return value;
+}
+
+/** Tool arguments as audited: the same structure, strings cut at 200 characters, 50 keys at most. */
+function bounded(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > 200 ? `${value.slice(0, 200)}…` : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 3) return '…';
+  if (Array.isArray(value)) return value.slice(0, 50).map((v) => bounded(v, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value)
+      .slice(0, 50)
+      .map(([k, v]) => [k, bounded(v, depth + 1)]),
+  );
 }

@@ -191,9 +191,11 @@ export const queryHistoryTool: ToolDef<typeof HistoryInput> = {
         id: r.id,
         occurred_at: r.occurred_at.toISOString(),
         client: r.ai_client_name,
-        ...(r.statement.startsWith(TOOL_AUDIT_PREFIX)
-          ? { tool: r.statement.slice(TOOL_AUDIT_PREFIX.length) }
-          : { statement: r.statement, rows_returned: r.rows_returned }),
+        ...(r.event === 'mcp.tool'
+          ? { tool: (r.subject as { tool?: string } | null)?.tool ?? null }
+          : r.statement.startsWith(TOOL_AUDIT_PREFIX)
+            ? { tool: r.statement.slice(TOOL_AUDIT_PREFIX.length) }
+            : { statement: r.statement, rows_returned: r.rows_returned }),
         database_id: r.database_id,
         outcome: r.outcome,
         request_id: r.request_id,

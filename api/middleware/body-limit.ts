@@ -9,7 +9,14 @@ export const SMALL_BODY_BYTES = 8 * 1024;
 export const API_BODY_BYTES = 1024 * 1024;
 
 /** Endpoints anyone can reach without an account, or whose forms are small. */
-const SMALL = [/^\/login(\/|$)/, /^\/logout$/, /^\/oauth\//, /^\/settings\//];
+const SMALL = [
+  /^\/login(\/|$)/,
+  /^\/logout$/,
+  /^\/oauth\//,
+  /^\/settings\//,
+  /^\/set-password$/,
+  /^\/people(\/|$)/,
+];
 
 /**
  * Every request body has a ceiling, checked before anything parses it (issue 18.3): a declared

@@ -128,7 +128,7 @@ export function AuditPage(props: {
                   </td>
                   <td>{e.database_id ? (dbNames[e.database_id] ?? e.database_id) : '—'}</td>
                   <td>
-                    <pre>{e.statement}</pre>
+                    {e.event === 'query' ? <pre>{e.statement}</pre> : <span class="badge">{e.event}</span>}
                     {e.detail ? <div class="muted">{e.detail}</div> : null}
                   </td>
                   <td>

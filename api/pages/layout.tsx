@@ -7,7 +7,7 @@ export interface ShellUser {
   role: Role;
 }
 
-export type Section = 'dashboards' | 'console' | 'reviews' | 'runs' | 'audit' | 'settings';
+export type Section = 'dashboards' | 'console' | 'reviews' | 'runs' | 'audit' | 'people' | 'settings';
 
 const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: boolean }> = [
   { id: 'dashboards', label: 'Dashboards', href: '/dashboards' },
@@ -15,6 +15,7 @@ const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: bo
   { id: 'reviews', label: 'Reviews', href: '/reviews' },
   { id: 'runs', label: 'Workflow runs', href: '/runs' },
   { id: 'audit', label: 'Audit log', href: '/audit', adminOnly: true },
+  { id: 'people', label: 'People', href: '/people', adminOnly: true },
   { id: 'settings', label: 'Settings', href: '/settings' },
 ];
 
@@ -103,6 +104,9 @@ button.quiet { background:none; color:var(--accent); border:1px solid var(--line
 button.bad { background:var(--bad); color:#fff; }
 button.deny { background:#fff; color:var(--bad); border:2px solid var(--bad); }
 button.allow { font-weight:600; }
+.sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
+details.inline { display:inline-block; }
+details.inline summary { cursor:pointer; color:var(--bad); }
 button.small { margin:0; padding:.2rem .6rem; font-size:.9rem; }
 form.inline { display:inline; }
 form.inline button { margin:0; }

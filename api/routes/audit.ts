@@ -25,6 +25,13 @@ const isoTime = v.pipe(
 const Filter = v.object({
   actor: v.optional(v.pipe(v.string(), v.minLength(1))),
   origin: v.optional(v.picklist(['user', 'dashboard', 'workflow', 'ai'])),
+  /** One kind ('query', 'user.role_changed', 'mcp.tool') or a family ending in a dot ('user.'). */
+  event: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[a-z_]+(\.[a-z_]+)*\.?$/, 'must be an event name such as user.created or user.'),
+    ),
+  ),
   database_id: v.optional(v.pipe(v.string(), v.minLength(1))),
   outcome: v.optional(v.picklist(['allowed', 'pending', 'denied', 'failed'])),
   bypassed: v.optional(v.picklist(['true', 'false'])),
@@ -47,6 +54,7 @@ function filterOf(q: v.InferOutput<typeof Filter>): AuditFilter {
   return {
     actor: q.actor,
     origin: q.origin,
+    event: q.event,
     databaseId: q.database_id,
     outcome: q.outcome,
     bypassedOnly: q.bypassed === 'true',

@@ -12,6 +12,7 @@ import { DashboardList, DashboardPage, inputField, type PanelView } from '../pag
 import { attempt, messageOf, type PageEnv, pageSession, redirectWith, render } from '../pages/session.tsx';
 import { actorOf } from './databases.ts';
 import { accountPageRoutes } from './pages-account.tsx';
+import { peoplePageRoutes } from './pages-people.tsx';
 import { workPageRoutes } from './pages-work.tsx';
 
 /** GET/POST pages: dashboards, console, reviews, runs, audit, settings (api/pages/README.md). */
@@ -31,6 +32,8 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     '/audit',
     '/settings',
     '/settings/*',
+    '/people',
+    '/people/*',
   ])
     app.use(path, signedIn);
 
@@ -192,5 +195,6 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.route('/', workPageRoutes(deps, gov));
   app.route('/', accountPageRoutes(deps));
+  app.route('/', peoplePageRoutes(deps));
   return app;
 }

@@ -19,7 +19,15 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
   const { baseUrl, rateLimits, trustedProxies } = deps.config;
 
   app.get('/login', async (c) =>
-    c.html(<LoginPage next={safeNext(c.req.query('next'), baseUrl)} sso={await ssoChoices(deps.sql)} />),
+    c.html(
+      <LoginPage
+        next={safeNext(c.req.query('next'), baseUrl)}
+        sso={await ssoChoices(deps.sql)}
+        {...(c.req.query('notice') === 'password-set'
+          ? { notice: 'Your password is set. Sign in with it.' }
+          : {})}
+      />,
+    ),
   );
 
   app.post('/login', async (c) => {
@@ -130,6 +138,7 @@ export function safeNext(next: string | undefined, baseUrl: string): string {
 function LoginPage(props: {
   next: string;
   error?: string;
+  notice?: string;
   sso?: Array<{ org_id: string; org_name: string }>;
 }) {
   return (
@@ -137,6 +146,11 @@ function LoginPage(props: {
       <form class="card" method="post" action="/login">
         <h1>Sign in</h1>
         {props.error ? <p class="error">{props.error}</p> : null}
+        {props.notice ? (
+          <p class="notice" role="status">
+            {props.notice}
+          </p>
+        ) : null}
         <input type="hidden" name="next" value={props.next} />
         <label for="email">Email</label>
         <input id="email" name="email" type="email" autocomplete="username" required />

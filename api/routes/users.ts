@@ -1,0 +1,112 @@
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import {
+  deletePerson,
+  invitePerson,
+  type PeopleActor,
+  passwordLink,
+  updatePerson,
+} from '../../identity/people.ts';
+import { findUserById, listUsers, ROLES, type UserRow } from '../../store/users.ts';
+import type { AppEnv } from '../env.ts';
+import { notFound } from '../errors.ts';
+import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
+import { jsonBody } from '../validate.ts';
+import { actorOf } from './databases.ts';
+
+const Role = v.picklist(ROLES, 'must be super_admin, admin or member');
+const Invite = v.object({
+  email: v.pipe(v.string(), v.trim(), v.email('must be an email address'), v.maxLength(320)),
+  name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200)), ''),
+  role: Role,
+});
+const Update = v.object({
+  name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200))),
+  role: v.optional(Role),
+  disabled: v.optional(v.boolean()),
+});
+
+/**
+ * People of the organization, under /api/v1/users (issue 12). Admins invite (the one-time
+ * set-password link is in the response once), change roles, disable, enable and delete; admins
+ * manage members and admins, super admins everyone. The last active super admin stays.
+ */
+export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
+  const actor = (p: AppEnv['Variables']['principal']) => actorOf(p) as PeopleActor;
+
+  app.get('/', doc('People', 'List the people of the organization'), async (c) =>
+    c.json({ data: (await listUsers(deps.sql, c.get('principal').orgId)).map(presentUser) }),
+  );
+  app.post(
+    '/',
+    doc('People', 'Invite a person; the response carries their one-time set-password link', {
+      body: Invite,
+      status: 201,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, Invite);
+      const p = c.get('principal');
+      const { user, link } = await invitePerson(deps.sql, deps.config.baseUrl, p.orgId, actor(p), body);
+      c.header('cache-control', 'no-store');
+      return c.json({ ...presentUser(user), ...presentLink(link) }, 201);
+    },
+  );
+  app.get('/:id', doc('People', 'Get a person'), async (c) => {
+    const user = await findUserById(deps.sql, c.req.param('id'));
+    if (!user || user.org_id !== c.get('principal').orgId || user.deleted_at)
+      throw notFound('no such person');
+    return c.json(presentUser(user));
+  });
+  app.patch(
+    '/:id',
+    doc(
+      'People',
+      'Change a name or role, disable or enable (disabling ends sessions, tokens and AI grants)',
+      {
+        body: Update,
+      },
+    ),
+    async (c) => {
+      const body = await jsonBody(c, Update);
+      const p = c.get('principal');
+      return c.json(presentUser(await updatePerson(deps.sql, p.orgId, actor(p), c.req.param('id'), body)));
+    },
+  );
+  app.delete('/:id', doc('People', 'Delete a person (their history stays in the audit log)'), async (c) => {
+    const p = c.get('principal');
+    return c.json(presentUser(await deletePerson(deps.sql, p.orgId, actor(p), c.req.param('id'))));
+  });
+  app.post(
+    '/:id/password-link',
+    doc('People', 'Issue a new one-time set-password link (earlier unused links stop working)', {
+      status: 201,
+    }),
+    async (c) => {
+      const p = c.get('principal');
+      const link = await passwordLink(deps.sql, deps.config.baseUrl, p.orgId, actor(p), c.req.param('id'));
+      c.header('cache-control', 'no-store');
+      return c.json(presentLink(link), 201);
+    },
+  );
+  return app;
+}
+
+export function presentUser(u: UserRow) {
+  return {
+    id: u.id,
+    email: u.email,
+    name: u.name,
+    role: u.role,
+    status: u.deleted_at ? 'deleted' : u.disabled_at ? 'disabled' : u.password_hash ? 'active' : 'invited',
+    created_at: u.created_at.toISOString(),
+    updated_at: u.updated_at.toISOString(),
+  };
+}
+
+function presentLink(link: { url: string; expiresAt: Date }) {
+  return { set_password_url: link.url, set_password_expires_at: link.expiresAt.toISOString() };
+}

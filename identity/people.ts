@@ -1,0 +1,270 @@
+// People of an organization, managed by its admins (issue 12): invite with a one-time link to
+// set a password, change role, disable and enable, delete. Every change of who may do what is an
+// event in the organization's audit chain. Disabling ends the person's sessions, personal tokens
+// and AI-client grants at once, so enabling them again does not bring old credentials back.
+import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
+import { recordEvent } from '../governance/audit.ts';
+import type { QueryActor } from '../governance/query.ts';
+import type { Sql, Tx } from '../store/db.ts';
+import { newId } from '../store/ids.ts';
+import { revokeAllUserGrants } from '../store/oauth.ts';
+import { revokeAllPersonalTokens } from '../store/personal-tokens.ts';
+import { hashPassword, mintSecret, parseSecret, secretMatches } from '../store/secrets.ts';
+import { revokeOtherSessions } from '../store/sessions.ts';
+import {
+  findPasswordSetup,
+  findUserByEmail,
+  findUserById,
+  insertPasswordSetup,
+  insertUser,
+  lockActiveSuperAdmins,
+  markUserDeleted,
+  type Role,
+  setPasswordHash,
+  setUserDisabled,
+  type UserRow,
+  updateUser,
+  usePasswordSetup,
+} from '../store/users.ts';
+import { MIN_PASSWORD_LENGTH } from './manage.ts';
+
+/** Who manages people: an admin, a super admin, or the organization's API key. */
+export type PeopleActor = Exclude<QueryActor, { kind: 'workflow_run' }>;
+
+const SETUP_KIND = 'cspws';
+/** How long an invitation or reset link works. */
+export const SETUP_LINK_DAYS = 7;
+
+export interface SetupLink {
+  url: string;
+  expiresAt: Date;
+}
+
+/** Admins manage members and admins; only super admins (or the organization key) touch super admins. */
+function mayManage(actor: PeopleActor, roles: Role[]): void {
+  if (actor.kind === 'api_key' || actor.role === 'super_admin') return;
+  if (actor.role !== 'admin') throw forbidden('this needs the admin role');
+  if (roles.includes('super_admin')) throw forbidden('only a super admin can manage super admins');
+}
+
+async function person(sql: Tx, orgId: string, id: string): Promise<UserRow> {
+  const user = await findUserById(sql, id);
+  if (!user || user.org_id !== orgId || user.deleted_at !== null) throw notFound('no such person');
+  return user;
+}
+
+function notSelf(actor: PeopleActor, userId: string, what: string): void {
+  if (actor.kind === 'user' && actor.userId === userId) throw conflict(`you cannot ${what} yourself`);
+}
+
+/** The last super admin who can sign in stays one: someone must be able to administer. */
+async function keepASuperAdmin(sql: Tx, orgId: string, leaving: UserRow): Promise<void> {
+  if (leaving.role !== 'super_admin' || leaving.disabled_at !== null) return;
+  const active = await lockActiveSuperAdmins(sql, orgId);
+  if (active.length <= 1)
+    throw conflict('the last active super admin cannot be demoted, disabled or deleted');
+}
+
+async function audit(
+  sql: Tx,
+  orgId: string,
+  actor: PeopleActor,
+  event: string,
+  subject: Record<string, unknown>,
+  detail: string,
+): Promise<void> {
+  await recordEvent(sql, { orgId, actor, origin: 'user', event, subject, outcome: 'allowed', detail });
+}
+
+/** Invites a person: the account exists at once, and the link lets them choose a password. */
+export async function invitePerson(
+  sql: Sql,
+  baseUrl: string,
+  orgId: string,
+  actor: PeopleActor,
+  input: { email: string; name: string; role: Role },
+): Promise<{ user: UserRow; link: SetupLink }> {
+  mayManage(actor, [input.role]);
+  return sql.begin(async (tx) => {
+    if (await findUserByEmail(tx, input.email))
+      throw validationFailed([{ path: 'email', message: 'someone already has this email address' }]);
+    const user = await insertUser(tx, {
+      id: newId('usr'),
+      orgId,
+      email: input.email,
+      name: input.name,
+      role: input.role,
+      passwordHash: null,
+    });
+    const link = await newSetupLink(tx, baseUrl, actor, user.id);
+    await audit(
+      tx,
+      orgId,
+      actor,
+      'user.created',
+      { user_id: user.id, email: user.email, role: user.role },
+      `invited ${user.email} as ${user.role}`,
+    );
+    return { user, link };
+  });
+}
+
+/** A new one-time link for a person to set their password (earlier unused links stop working). */
+export async function passwordLink(
+  sql: Sql,
+  baseUrl: string,
+  orgId: string,
+  actor: PeopleActor,
+  userId: string,
+): Promise<SetupLink> {
+  return sql.begin(async (tx) => {
+    const user = await person(tx, orgId, userId);
+    mayManage(actor, [user.role]);
+    const link = await newSetupLink(tx, baseUrl, actor, user.id);
+    await audit(
+      tx,
+      orgId,
+      actor,
+      'user.password_link',
+      { user_id: user.id },
+      `issued a password link for ${user.email}`,
+    );
+    return link;
+  });
+}
+
+async function newSetupLink(tx: Tx, baseUrl: string, actor: PeopleActor, userId: string): Promise<SetupLink> {
+  const id = newId('pws');
+  const minted = mintSecret(SETUP_KIND, id);
+  const expiresAt = new Date(Date.now() + SETUP_LINK_DAYS * 86_400_000);
+  await insertPasswordSetup(tx, {
+    id,
+    userId,
+    secretHash: minted.hash,
+    createdBy: actor.kind === 'user' ? actor.userId : null,
+    expiresAt,
+  });
+  // The secret travels in the fragment-free query of a page that never sends a Referer elsewhere.
+  return { url: `${baseUrl}/set-password?token=${encodeURIComponent(minted.secret)}`, expiresAt };
+}
+
+/** The person a link is for, when it is well-formed, unused, unexpired and the person active. */
+export async function checkSetupLink(sql: Tx, secret: string): Promise<UserRow | null> {
+  const parsed = parseSecret(secret);
+  if (!parsed || parsed.kind !== SETUP_KIND) return null;
+  const row = await findPasswordSetup(sql, `pws_${parsed.ulid}`);
+  if (!row || row.used_at !== null || row.expires_at.getTime() <= Date.now()) return null;
+  if (!secretMatches(secret, row.secret_hash)) return null;
+  const user = await findUserById(sql, row.user_id);
+  return user && user.disabled_at === null && user.deleted_at === null ? user : null;
+}
+
+/** Sets the password through a link, once; every existing session of the person ends. */
+export async function setPasswordWithLink(
+  sql: Sql,
+  secret: string,
+  password: string,
+): Promise<'set' | 'invalid_link' | 'too_short'> {
+  if (password.length < MIN_PASSWORD_LENGTH) return 'too_short';
+  const hash = await hashPassword(password);
+  return sql.begin(async (tx) => {
+    const user = await checkSetupLink(tx, secret);
+    const parsed = parseSecret(secret);
+    if (!user || !parsed || !(await usePasswordSetup(tx, `pws_${parsed.ulid}`)))
+      return 'invalid_link' as const;
+    await setPasswordHash(tx, user.id, hash);
+    await revokeOtherSessions(tx, user.id, null);
+    await recordEvent(tx, {
+      orgId: user.org_id,
+      actor: { kind: 'user', userId: user.id, role: user.role },
+      origin: 'user',
+      event: 'user.password_set',
+      subject: { user_id: user.id },
+      outcome: 'allowed',
+      detail: `${user.email} set a password through a one-time link`,
+    });
+    return 'set' as const;
+  });
+}
+
+/** Changes name and role; a role change is audited with the old and the new role. */
+export async function updatePerson(
+  sql: Sql,
+  orgId: string,
+  actor: PeopleActor,
+  userId: string,
+  input: { name?: string | undefined; role?: Role | undefined; disabled?: boolean | undefined },
+): Promise<UserRow> {
+  return sql.begin(async (tx) => {
+    let user = await person(tx, orgId, userId);
+    mayManage(actor, [user.role, ...(input.role ? [input.role] : [])]);
+    if (input.role !== undefined && input.role !== user.role) {
+      notSelf(actor, user.id, 'change the role of');
+      if (input.role !== 'super_admin') await keepASuperAdmin(tx, orgId, user);
+      const from = user.role;
+      user = await updateUser(tx, user.id, { role: input.role });
+      await audit(
+        tx,
+        orgId,
+        actor,
+        'user.role_changed',
+        { user_id: user.id, from, to: user.role },
+        `${user.email}: ${from} → ${user.role}`,
+      );
+    }
+    if (input.name !== undefined && input.name !== user.name)
+      user = await updateUser(tx, user.id, { name: input.name });
+    if (input.disabled === true && user.disabled_at === null) {
+      notSelf(actor, user.id, 'disable');
+      await keepASuperAdmin(tx, orgId, user);
+      const ended = await endAccess(tx, user.id, 'the person was disabled');
+      await setUserDisabled(tx, user.id, true);
+      await audit(
+        tx,
+        orgId,
+        actor,
+        'user.disabled',
+        { user_id: user.id, ...ended },
+        `disabled ${user.email}`,
+      );
+    } else if (input.disabled === false && user.disabled_at !== null) {
+      await setUserDisabled(tx, user.id, false);
+      await audit(tx, orgId, actor, 'user.enabled', { user_id: user.id }, `enabled ${user.email}`);
+    }
+    return (await findUserById(tx, user.id))!;
+  });
+}
+
+/** Deletes a person: their access ends and they never sign in again; the history naming them stays. */
+export async function deletePerson(
+  sql: Sql,
+  orgId: string,
+  actor: PeopleActor,
+  userId: string,
+): Promise<UserRow> {
+  return sql.begin(async (tx) => {
+    const user = await person(tx, orgId, userId);
+    mayManage(actor, [user.role]);
+    notSelf(actor, user.id, 'delete');
+    await keepASuperAdmin(tx, orgId, user);
+    const ended = await endAccess(tx, user.id, 'the person was deleted');
+    await markUserDeleted(tx, user.id);
+    await audit(
+      tx,
+      orgId,
+      actor,
+      'user.deleted',
+      { user_id: user.id, email: user.email, ...ended },
+      `deleted ${user.email}`,
+    );
+    return user;
+  });
+}
+
+async function endAccess(tx: Tx, userId: string, reason: string) {
+  return {
+    sessions_ended: await revokeOtherSessions(tx, userId, null),
+    tokens_revoked: await revokeAllPersonalTokens(tx, userId),
+    ai_grants_revoked: await revokeAllUserGrants(tx, userId, reason),
+  };
+}
