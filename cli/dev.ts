@@ -6,6 +6,7 @@ import { startWorker } from '../worker/worker.ts';
 import { bootstrapAndAnnounce, buildDeps } from './boot.ts';
 import { startEmbeddedStore } from './embedded-store.ts';
 import { findTemporalCli, startEmbeddedTemporal } from './embedded-temporal.ts';
+import { serveLocalCommands } from './local-commands.ts';
 
 export interface DevHandle {
   apiUrl: string;
@@ -54,6 +55,8 @@ export async function startDev(
       await deps.temporal?.connection.close();
     });
     await bootstrapAndAnnounce(deps, out);
+    // The embedded store serves one connection, held here: admin commands run through us.
+    if (!config.databaseUrl) stops.push(await serveLocalCommands(config, deps.sql));
     const worker = await startWorker(deps, temporalAddress);
     stops.push(worker.shutdown);
     const api = await startApi(deps);

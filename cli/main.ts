@@ -2,16 +2,15 @@ import { parseArgs } from 'node:util';
 import { AGENT_USAGE, runAgent } from '../agent/main.ts';
 import { startApi } from '../api/server.ts';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
-import { listAgents, registerAgent, revokeAgent } from '../governance/agents/agents.ts';
-import { verifyAllChains } from '../governance/audit.ts';
 import { startMaintenance } from '../governance/maintenance.ts';
-import { createApiKey, createPersonalToken, createUser } from '../identity/manage.ts';
 import { newId } from '../store/ids.ts';
 import { mintSecret } from '../store/secrets.ts';
-import { findUserByEmail, firstOrganization, ROLES, type Role } from '../store/users.ts';
 import { startWorker } from '../worker/worker.ts';
+import { ADMIN_COMMANDS, runAdminCommand, UsageError } from './admin-commands.ts';
 import { bootstrapAndAnnounce, buildDeps, openMigratedStore } from './boot.ts';
 import { startDev } from './dev.ts';
+import { startEmbeddedStore } from './embedded-store.ts';
+import { sendLocalCommand } from './local-commands.ts';
 
 const USAGE = `countersign <command> [options]
 
@@ -75,134 +74,15 @@ const commands: Record<string, Command> = {
     process.stdout.write('  stopping…\n');
     await dev.stop();
   },
-  async migrate(config) {
-    const sql = await openMigratedStore(requireStore(config));
-    const [row] = await sql<{ v: number }[]>`select max(version)::int as v from schema_migrations`;
-    process.stdout.write(`store at migration ${row?.v ?? 0}\n`);
-    await sql.end();
-  },
-  async 'create-user'(config, args) {
-    const { values } = parseArgs({
-      args,
-      options: {
-        email: { type: 'string' },
-        role: { type: 'string', default: 'member' },
-        password: { type: 'string' },
-        name: { type: 'string' },
-      },
-    });
-    if (!values.email) throw new UsageError('--email is required');
-    if (!ROLES.includes(values.role as Role))
-      throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
-    await withStore(config, async (sql) => {
-      const org = await requireOrg(sql);
-      const password = values.password ?? mintSecret('pw', newId('usr')).secret.slice(-20);
-      const user = await createUser(sql, {
-        orgId: org.id,
-        email: values.email!,
-        name: values.name ?? '',
-        role: values.role as Role,
-        password,
-      });
-      process.stdout.write(
-        `created ${user.id} ${user.email} (${user.role})\n${values.password ? '' : `password: ${password}\n`}`,
-      );
-    });
-  },
-  async 'create-api-key'(config, args) {
-    const { values } = parseArgs({ args, options: { name: { type: 'string', default: 'cli' } } });
-    await withStore(config, async (sql) => {
-      const org = await requireOrg(sql);
-      const { key, secret } = await createApiKey(sql, { orgId: org.id, name: values.name!, createdBy: null });
-      process.stdout.write(`created ${key.id}\n${secret}\n`);
-    });
-  },
-  async 'create-token'(config, args) {
-    const { values } = parseArgs({
-      args,
-      options: {
-        email: { type: 'string' },
-        name: { type: 'string', default: 'cli' },
-        'expires-days': { type: 'string' },
-      },
-    });
-    if (!values.email) throw new UsageError('--email is required');
-    const days = values['expires-days'] ? Number(values['expires-days']) : null;
-    if (days !== null && !(Number.isInteger(days) && days > 0))
-      throw new UsageError('--expires-days must be a positive whole number');
-    await withStore(config, async (sql) => {
-      const user = await findUserByEmail(sql, values.email!);
-      if (!user) throw new UsageError(`no user with email ${values.email}`);
-      const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : null;
-      const { token, secret } = await createPersonalToken(sql, {
-        userId: user.id,
-        name: values.name!,
-        expiresAt,
-      });
-      process.stdout.write(`created ${token.id} for ${user.email}\n${secret}\n`);
-    });
-  },
-  async 'verify-audit'(config) {
-    await withStore(config, async (sql) => {
-      const reports = await verifyAllChains(sql);
-      for (const r of reports) {
-        process.stdout.write(
-          r.ok
-            ? `${r.orgId}: ok, ${r.entries} entries\n`
-            : `${r.orgId}: BROKEN at seq ${r.broken?.seq} (${r.broken?.id ?? 'no entry'}): ${r.broken?.reason}\n`,
-        );
-      }
-      if (reports.some((r) => !r.ok)) process.exitCode = 1;
-    });
-  },
-  async agent(config, args) {
-    const [sub, ...rest] = args;
-    if (sub === 'register') {
-      const { values } = parseArgs({ args: rest, options: { name: { type: 'string' } } });
-      if (!values.name) throw new UsageError('--name is required');
-      await withStore(config, async (sql) => {
-        const org = await requireOrg(sql);
-        const { agent, token } = await registerAgent(
-          { sql },
-          { orgId: org.id, name: values.name!, createdBy: null },
-        );
-        process.stdout.write(`created ${agent.id} (${agent.name})\n${token}\n`);
-      });
-      return;
-    }
-    if (sub === 'revoke') {
-      const { values } = parseArgs({ args: rest, options: { id: { type: 'string' } } });
-      if (!values.id) throw new UsageError('--id is required');
-      await withStore(config, async (sql) => {
-        await revokeAgent({ sql }, (await requireOrg(sql)).id, values.id!).catch(() => {
-          throw new UsageError(`no live agent ${values.id}`);
-        });
-        process.stdout.write(`revoked ${values.id}\n`);
-      });
-      return;
-    }
-    if (sub === 'list') {
-      await withStore(config, async (sql) => {
-        for (const a of await listAgents({ sql }, (await requireOrg(sql)).id))
-          process.stdout.write(
-            `${a.id} ${a.name} ${a.revoked ? 'revoked' : a.connected ? 'connected' : 'not connected'} last seen ${a.last_seen_at ?? 'never'} version ${a.version ?? '-'}\n`,
-          );
-      });
-      return;
-    }
-    throw new UsageError(`unknown agent command ${sub}`);
-  },
   async 'generate-api-key'() {
     process.stdout.write(`${mintSecret('cskey', newId('key')).secret}\n`);
   },
 };
 
-class UsageError extends Error {}
-
 function requireStore(config: Config): string {
   if (!config.databaseUrl)
     throw new UsageError(
-      'DATABASE_URL is required (with `npm run dev` running, use the store URL it prints)',
+      'DATABASE_URL is required: the postgres:// URL of the service store (npm run dev needs none)',
     );
   return config.databaseUrl;
 }
@@ -211,24 +91,6 @@ function requireTemporal(config: Config): string {
   if (!config.temporalAddress)
     throw new UsageError('TEMPORAL_ADDRESS is required (host:port of the Temporal frontend)');
   return config.temporalAddress;
-}
-
-async function withStore(
-  config: Config,
-  fn: (sql: Awaited<ReturnType<typeof openMigratedStore>>) => Promise<void>,
-) {
-  const sql = await openMigratedStore(requireStore(config), { max: 1 });
-  try {
-    await fn(sql);
-  } finally {
-    await sql.end();
-  }
-}
-
-async function requireOrg(sql: Awaited<ReturnType<typeof openMigratedStore>>) {
-  const org = await firstOrganization(sql);
-  if (!org) throw new UsageError('the store has no organization yet: start the service once (serve or dev)');
-  return org;
 }
 
 function untilSignal(): Promise<void> {
@@ -242,6 +104,7 @@ export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   // The agent process runs inside the customer's network with none of the service's settings.
   if (name === 'agent' && !['register', 'revoke', 'list'].includes(rest[0] ?? '')) return runAgent(rest);
+  if (name && name in ADMIN_COMMANDS) return runAdmin(name, rest);
   const command = name ? commands[name] : undefined;
   if (!command) {
     process.stderr.write(USAGE);
@@ -263,4 +126,50 @@ export async function main(argv: string[]): Promise<number> {
     if (process.env.LOG_LEVEL === 'debug' && err instanceof Error) process.stderr.write(`${err.stack}\n`);
     return 1;
   }
+}
+
+/**
+ * An admin command: against DATABASE_URL when it is set; otherwise against dev mode's embedded
+ * store — through the running dev process when there is one (its PGlite serves one connection),
+ * else by opening the store in the data folder for the length of the command.
+ */
+async function runAdmin(name: string, args: string[]): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`countersign ${name}: ${(err as Error).message}\n`);
+    return 2;
+  }
+  if (!config.databaseUrl) {
+    const reply = await sendLocalCommand(config.dataDir, name, args);
+    if (reply) {
+      process.stdout.write(reply.out);
+      process.stderr.write(reply.err);
+      return reply.code;
+    }
+  }
+  const storeUrl = config.databaseUrl;
+  return runAdminCommand(
+    name,
+    args,
+    config,
+    {
+      out: process.stdout,
+      async withStore(fn) {
+        const embedded = storeUrl ? null : await startEmbeddedStore(config.dataDir);
+        try {
+          const sql = await openMigratedStore(storeUrl ?? embedded!.url, { max: 1 });
+          try {
+            await fn(sql);
+          } finally {
+            await sql.end();
+          }
+        } finally {
+          await embedded?.stop();
+        }
+      },
+    },
+    process.stderr,
+  );
 }
