@@ -7,11 +7,20 @@ export interface ShellUser {
   role: Role;
 }
 
-export type Section = 'dashboards' | 'console' | 'reviews' | 'runs' | 'audit' | 'people' | 'settings';
+export type Section =
+  | 'dashboards'
+  | 'console'
+  | 'databases'
+  | 'reviews'
+  | 'runs'
+  | 'audit'
+  | 'people'
+  | 'settings';
 
 const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: boolean }> = [
   { id: 'dashboards', label: 'Dashboards', href: '/dashboards' },
   { id: 'console', label: 'Query console', href: '/console' },
+  { id: 'databases', label: 'Databases', href: '/databases' },
   { id: 'reviews', label: 'Reviews', href: '/reviews' },
   { id: 'runs', label: 'Workflow runs', href: '/runs' },
   { id: 'audit', label: 'Audit log', href: '/audit', adminOnly: true },
@@ -106,6 +115,13 @@ button.deny { background:#fff; color:var(--bad); border:2px solid var(--bad); }
 button.allow { font-weight:600; }
 .sr-only { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
 details.inline { display:inline-block; }
+a.button { display:inline-block; padding:.45rem .9rem; border-radius:6px; background:var(--accent); color:#fff; text-decoration:none; }
+form.card.wide { max-width:46rem; }
+fieldset { border:1px solid var(--line); border-radius:8px; margin:.75rem 0; padding:.5rem 1rem .75rem; }
+legend { font-weight:600; padding:0 .3rem; }
+.small { font-size:.85rem; }
+summary.bad { color:var(--bad); }
+details > summary { cursor:pointer; margin:.4rem 0; }
 details.inline summary { cursor:pointer; color:var(--bad); }
 button.small { margin:0; padding:.2rem .6rem; font-size:.9rem; }
 form.inline { display:inline; }

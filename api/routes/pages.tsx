@@ -12,6 +12,7 @@ import { DashboardList, DashboardPage, inputField, type PanelView } from '../pag
 import { attempt, messageOf, type PageEnv, pageSession, redirectWith, render } from '../pages/session.tsx';
 import { actorOf } from './databases.ts';
 import { accountPageRoutes } from './pages-account.tsx';
+import { databasePageRoutes } from './pages-databases.tsx';
 import { peoplePageRoutes } from './pages-people.tsx';
 import { workPageRoutes } from './pages-work.tsx';
 
@@ -34,6 +35,8 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     '/settings/*',
     '/people',
     '/people/*',
+    '/databases',
+    '/databases/*',
   ])
     app.use(path, signedIn);
 
@@ -196,5 +199,6 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
   app.route('/', workPageRoutes(deps, gov));
   app.route('/', accountPageRoutes(deps));
   app.route('/', peoplePageRoutes(deps));
+  app.route('/', databasePageRoutes(deps));
   return app;
 }
