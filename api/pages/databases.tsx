@@ -52,7 +52,7 @@ export function DatabaseList(props: {
         </p>
       ) : (
         <div class="scroll">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th>Name</th>
@@ -65,14 +65,14 @@ export function DatabaseList(props: {
             <tbody>
               {props.items.map(({ db, credentials }) => (
                 <tr>
-                  <td>
+                  <td data-label="Name">
                     <a href={`/databases/${db.id}`}>{db.name}</a>
                   </td>
-                  <td>
+                  <td data-label="Engine and host">
                     {db.adapter} · {db.hostname}:{db.port}/{db.database}
                   </td>
-                  <td>{db.group_name ?? '—'}</td>
-                  <td>
+                  <td data-label="Group">{db.group_name ?? '—'}</td>
+                  <td data-label="Credentials">
                     {credentials.map((c) => (
                       <div>
                         {c.username}{' '}
@@ -83,7 +83,7 @@ export function DatabaseList(props: {
                       </div>
                     ))}
                   </td>
-                  <td>
+                  <td data-label="Settings">
                     {db.restrict_access ? <span class="badge warn">restricted</span> : null}{' '}
                     {db.ai_enabled ? <span class="badge">AI · {db.ai_max_rows} rows</span> : null}{' '}
                     {db.ssl ? <span class="badge ok">TLS</span> : null}

@@ -122,6 +122,14 @@ legend { font-weight:600; padding:0 .3rem; }
 .small { font-size:.85rem; }
 summary.bad { color:var(--bad); }
 details > summary { cursor:pointer; margin:.4rem 0; }
+/* On a phone a wide table becomes one card per row, each cell labelled: actions stay reachable. */
+@media (max-width: 640px) {
+  table.stack thead { display:none; }
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display:block; width:auto; }
+  table.stack tr { border-bottom:1px solid var(--line); padding:.4rem 0; }
+  table.stack td { border:0; padding:.2rem .6rem; }
+  table.stack td[data-label]::before { content:attr(data-label); display:block; font-size:.8rem; color:var(--muted); }
+}
 details.inline summary { cursor:pointer; color:var(--bad); }
 button.small { margin:0; padding:.2rem .6rem; font-size:.9rem; }
 form.inline { display:inline; }

@@ -55,7 +55,7 @@ export function PeoplePage(props: {
         <button type="submit">Invite</button>
       </form>
       <div class="scroll">
-        <table class="people">
+        <table class="people stack">
           <thead>
             <tr>
               <th>Person</th>
@@ -70,12 +70,12 @@ export function PeoplePage(props: {
               const locked = u.role === 'super_admin' && !props.canManageSuperAdmins;
               return (
                 <tr id={`person-${u.id}`}>
-                  <td>
+                  <td data-label="Person">
                     <strong>{u.name || u.email}</strong>
                     {u.name ? <div class="muted">{u.email}</div> : null}
                     <div class="muted">since {when(u.created_at)}</div>
                   </td>
-                  <td>
+                  <td data-label="Role">
                     {self || locked ? (
                       ROLE_LABEL[u.role]
                     ) : (
@@ -97,7 +97,7 @@ export function PeoplePage(props: {
                       </form>
                     )}
                   </td>
-                  <td>
+                  <td data-label="Status">
                     {u.disabled_at ? (
                       <span class="badge bad">disabled</span>
                     ) : u.password_hash ? (
@@ -106,7 +106,7 @@ export function PeoplePage(props: {
                       <span class="badge warn">invited</span>
                     )}
                   </td>
-                  <td class="actions">
+                  <td data-label="Actions" class="actions">
                     {self || locked ? (
                       <span class="muted">{self ? 'you' : 'super admins only'}</span>
                     ) : (
