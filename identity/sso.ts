@@ -46,7 +46,10 @@ export function ssoRedirectUri(baseUrl: string): string {
   return `${baseUrl}/login/sso/callback`;
 }
 
-/** Sets the organization's SSO; the client secret is sealed bound to the organization. */
+/**
+ * Sets the organization's SSO; the client secret is sealed bound to the organization. An empty
+ * secret keeps the stored one (the settings page never shows it back).
+ */
 export async function setSsoConfig(deps: SsoDeps, orgId: string, s: SsoSettings): Promise<SsoConfigRow> {
   const existing = await findSsoConfig(deps.sql, orgId);
   return upsertSsoConfig(deps.sql, {
@@ -54,7 +57,10 @@ export async function setSsoConfig(deps: SsoDeps, orgId: string, s: SsoSettings)
     id: existing?.id ?? newId('sso'),
     issuer: s.issuer.replace(/\/+$/, ''),
     client_id: s.client_id,
-    client_secret_enc: deps.keyring.encrypt(s.client_secret, `sso:${orgId}`),
+    client_secret_enc:
+      s.client_secret === '' && existing
+        ? existing.client_secret_enc
+        : deps.keyring.encrypt(s.client_secret, `sso:${orgId}`),
     provision_role: s.provision_role,
     enabled: s.enabled,
   });

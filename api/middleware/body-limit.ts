@@ -16,6 +16,7 @@ const SMALL = [
   /^\/settings\//,
   /^\/set-password$/,
   /^\/people(\/|$)/,
+  /^\/organization(\/|$)/,
 ];
 
 /**

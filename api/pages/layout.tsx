@@ -15,6 +15,7 @@ export type Section =
   | 'runs'
   | 'audit'
   | 'people'
+  | 'organization'
   | 'settings';
 
 const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: boolean }> = [
@@ -25,6 +26,7 @@ const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: bo
   { id: 'runs', label: 'Workflow runs', href: '/runs' },
   { id: 'audit', label: 'Audit log', href: '/audit', adminOnly: true },
   { id: 'people', label: 'People', href: '/people', adminOnly: true },
+  { id: 'organization', label: 'Organization', href: '/organization', adminOnly: true },
   { id: 'settings', label: 'Settings', href: '/settings' },
 ];
 

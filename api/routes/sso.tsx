@@ -22,7 +22,7 @@ import { endPresentedSession, safeNext, setSessionCookie } from './session.tsx';
 
 const SSO_COOKIE = 'cs_sso';
 
-const SsoInput = v.object({
+export const SsoInput = v.object({
   issuer: v.pipe(v.string(), v.url('must be the issuer URL of an OpenID provider')),
   client_id: v.pipe(v.string(), v.minLength(1), v.maxLength(500)),
   client_secret: v.pipe(v.string(), v.minLength(1), v.maxLength(2000)),

@@ -1,0 +1,180 @@
+// The Organization page (admins, issue 12): API keys, agents and single sign-on, each created in
+// the UI with its secret shown once.
+import type { ApiKeyRow } from '../../store/api-keys.ts';
+import type { SsoConfigRow } from '../../store/sso.ts';
+import { Csrf, Flash, when } from './components.tsx';
+
+export interface AgentView {
+  id: string;
+  name: string;
+  connected: boolean;
+  revoked: boolean;
+  last_seen_at: string | null;
+  version: string | null;
+}
+
+export function OrganizationPage(props: {
+  keys: ApiKeyRow[];
+  agents: AgentView[];
+  sso: SsoConfigRow | null;
+  ssoRedirectUri: string;
+  baseUrl: string;
+  csrf: string;
+  created?: { kind: 'key' | 'agent'; name: string; secret: string } | undefined;
+  ssoErrors?: Record<string, string> | undefined;
+  notice?: string | undefined;
+  error?: string | undefined;
+}) {
+  const live = props.keys.filter((k) => !k.revoked_at);
+  const sso = props.sso;
+  const e = props.ssoErrors ?? {};
+  return (
+    <section>
+      <h1>Organization</h1>
+      <Flash notice={props.notice} error={props.error} />
+      {props.created ? (
+        <div class="warning" role="status">
+          <p>
+            {props.created.kind === 'key' ? 'API key' : 'Agent token for'}{' '}
+            <strong>{props.created.name}</strong> created. Copy it now: it is shown only once.
+          </p>
+          <p class="secret" id="new-secret">
+            {props.created.secret}
+          </p>
+          {props.created.kind === 'agent' ? (
+            <p class="muted">
+              Run inside the private network:{' '}
+              <code>COUNTERSIGN_AGENT_TOKEN=… npx countersign agent --server {props.baseUrl}</code>
+            </p>
+          ) : null}
+        </div>
+      ) : null}
+
+      <h2 id="api-keys">API keys</h2>
+      <p class="muted">
+        An API key (<code>x-api-key</code>) acts for the whole organization, unrestricted by data-protection
+        policies: give one to automations, not to people.
+      </p>
+      <form method="post" action="/organization/api-keys" class="row">
+        <Csrf token={props.csrf} />
+        <div>
+          <label for="key-name">Name</label>
+          <input id="key-name" name="name" required maxlength={200} placeholder="e.g. deploy pipeline" />
+        </div>
+        <button type="submit">Create API key</button>
+      </form>
+      <ul class="plain">
+        {live.length === 0 ? <li class="muted">No active API key.</li> : null}
+        {live.map((k) => (
+          <li>
+            <strong>{k.name}</strong>{' '}
+            <span class="muted">
+              created {when(k.created_at)} ·{' '}
+              {k.last_used_at ? `last used ${when(k.last_used_at)}` : 'never used'}
+            </span>{' '}
+            <form method="post" action={`/organization/api-keys/${k.id}/revoke`} class="inline">
+              <Csrf token={props.csrf} />
+              <button type="submit" class="small bad">
+                Revoke
+              </button>
+            </form>
+          </li>
+        ))}
+      </ul>
+
+      <h2 id="agents">Agents</h2>
+      <p class="muted">
+        An agent runs inside a private network and relays connections to databases there over one outbound
+        WebSocket. Pick it under “Reached through agent” when registering a database.
+      </p>
+      <form method="post" action="/organization/agents" class="row">
+        <Csrf token={props.csrf} />
+        <div>
+          <label for="agent-name">Name</label>
+          <input id="agent-name" name="name" required maxlength={100} placeholder="e.g. eu-west office" />
+        </div>
+        <button type="submit">Register agent</button>
+      </form>
+      <ul class="plain" id="agent-list">
+        {props.agents.filter((a) => !a.revoked).length === 0 ? <li class="muted">No agent.</li> : null}
+        {props.agents
+          .filter((a) => !a.revoked)
+          .map((a) => (
+            <li>
+              <strong>{a.name}</strong>{' '}
+              {a.connected ? (
+                <span class="badge ok">connected</span>
+              ) : (
+                <span class="badge bad">not connected</span>
+              )}{' '}
+              <span class="muted">
+                last seen {a.last_seen_at ? when(a.last_seen_at) : 'never'}
+                {a.version ? ` · version ${a.version}` : ''}
+              </span>{' '}
+              <form method="post" action={`/organization/agents/${a.id}/revoke`} class="inline">
+                <Csrf token={props.csrf} />
+                <button type="submit" class="small bad">
+                  Revoke
+                </button>
+              </form>
+            </li>
+          ))}
+      </ul>
+
+      <h2 id="sso">Single sign-on (OpenID Connect)</h2>
+      <p class="muted">
+        Register <code>{props.ssoRedirectUri}</code> as the redirect URI at your identity provider. People
+        sign in with a verified email address; roles are changed on the People page.
+      </p>
+      <form method="post" action="/organization/sso" class="card wide">
+        <Csrf token={props.csrf} />
+        <label for="sso-issuer">Issuer URL</label>
+        <input
+          id="sso-issuer"
+          name="issuer"
+          value={sso?.issuer ?? ''}
+          required
+          placeholder="https://login.example.com"
+        />
+        {e.issuer ? <div class="error small">{e.issuer}</div> : null}
+        <label for="sso-client">Client ID</label>
+        <input id="sso-client" name="client_id" value={sso?.client_id ?? ''} required autocomplete="off" />
+        {e.client_id ? <div class="error small">{e.client_id}</div> : null}
+        <label for="sso-secret">Client secret {sso ? '(leave empty to keep the stored one)' : ''}</label>
+        <input
+          id="sso-secret"
+          name="client_secret"
+          type="password"
+          autocomplete="new-password"
+          required={!sso}
+        />
+        {e.client_secret ? <div class="error small">{e.client_secret}</div> : null}
+        <label for="sso-role">People signing in for the first time</label>
+        <select id="sso-role" name="provision_role">
+          <option value="" selected={!sso?.provision_role}>
+            are refused until an admin invites them
+          </option>
+          <option value="member" selected={sso?.provision_role === 'member'}>
+            get an account as member
+          </option>
+          <option value="admin" selected={sso?.provision_role === 'admin'}>
+            get an account as admin
+          </option>
+        </select>
+        <label class="check">
+          <input type="checkbox" name="enabled" checked={sso?.enabled ?? true} /> Offer single sign-on on the
+          sign-in page
+        </label>
+        <button type="submit">Save single sign-on</button>
+      </form>
+      {sso ? (
+        <form method="post" action="/organization/sso/delete" class="inline">
+          <Csrf token={props.csrf} />
+          <button type="submit" class="small bad">
+            Turn single sign-on off and forget its settings
+          </button>
+        </form>
+      ) : null}
+    </section>
+  );
+}

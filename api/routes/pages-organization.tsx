@@ -1,0 +1,111 @@
+// The Organization page (admins, issue 12): the same domain functions as /api/v1/api-keys,
+// /api/v1/agents and /api/v1/sso.
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import { listAgents, registerAgent, revokeAgent } from '../../governance/agents/agents.ts';
+import { createApiKey, revokeOrgApiKey } from '../../identity/manage.ts';
+import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../identity/sso.ts';
+import { listApiKeys } from '../../store/api-keys.ts';
+import { OrganizationPage } from '../pages/organization.tsx';
+import { attempt, type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import { SsoInput } from './sso.tsx';
+
+export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
+  const app = new Hono<PageEnv>();
+  const adminsOnly = async (c: PageContext, next: () => Promise<void>) => {
+    if (c.get('principal').role === 'member')
+      return render(c, null, 'Not allowed', <p class="error">Only admins manage the organization.</p>, 403);
+    await next();
+  };
+  app.use('/organization', adminsOnly);
+  app.use('/organization/*', adminsOnly);
+
+  app.get('/organization', (c) => page(c, {}));
+
+  app.post('/organization/api-keys', async (c) => {
+    const name = (c.get('form').name ?? '').trim();
+    if (name === '' || name.length > 200)
+      return redirectWith(c, '/organization', 'error', 'An API key needs a name.');
+    const p = c.get('principal');
+    const { secret } = await createApiKey(deps.sql, { orgId: p.orgId, name, createdBy: p.userId });
+    return page(c, { created: { kind: 'key', name, secret } });
+  });
+  app.post('/organization/api-keys/:id/revoke', async (c) =>
+    (await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id')))
+      ? redirectWith(c, '/organization', 'notice', 'The API key was revoked.')
+      : redirectWith(c, '/organization', 'error', 'No such API key.'),
+  );
+
+  app.post('/organization/agents', async (c) => {
+    const name = (c.get('form').name ?? '').trim();
+    const p = c.get('principal');
+    const out = await attempt(() => registerAgent(deps, { orgId: p.orgId, name, createdBy: p.userId }));
+    if (!out.ok) return redirectWith(c, '/organization', 'error', out.error.detail);
+    return page(c, { created: { kind: 'agent', name, secret: out.value.token } });
+  });
+  app.post('/organization/agents/:id/revoke', async (c) => {
+    const out = await attempt(() => revokeAgent(deps, c.get('principal').orgId, c.req.param('id')));
+    return out.ok
+      ? redirectWith(c, '/organization', 'notice', 'The agent was revoked; its tunnel closes.')
+      : redirectWith(c, '/organization', 'error', out.error.detail);
+  });
+
+  app.post('/organization/sso', async (c) => {
+    const f = c.get('form');
+    const orgId = c.get('principal').orgId;
+    const existing = await getSsoConfig(deps.sql, orgId);
+    // The stored secret is never shown back; left empty it is kept.
+    const secret = f.client_secret ?? '';
+    const parsed = v.safeParse(SsoInput, {
+      issuer: (f.issuer ?? '').trim(),
+      client_id: (f.client_id ?? '').trim(),
+      client_secret: secret === '' && existing ? 'kept' : secret,
+      provision_role: f.provision_role === 'admin' || f.provision_role === 'member' ? f.provision_role : null,
+      enabled: f.enabled === 'on',
+    });
+    if (!parsed.success) {
+      const errors: Record<string, string> = {};
+      for (const i of parsed.issues) errors[v.getDotPath(i) ?? ''] ??= i.message;
+      return page(c, { ssoErrors: errors }, 422);
+    }
+    await setSsoConfig(deps, orgId, { ...parsed.output, client_secret: secret });
+    return redirectWith(c, '/organization', 'notice', 'Single sign-on saved.');
+  });
+  app.post('/organization/sso/delete', async (c) => {
+    await removeSsoConfig(deps.sql, c.get('principal').orgId);
+    return redirectWith(c, '/organization', 'notice', 'Single sign-on is off.');
+  });
+
+  async function page(
+    c: PageContext,
+    extra: {
+      created?: { kind: 'key' | 'agent'; name: string; secret: string };
+      ssoErrors?: Record<string, string>;
+    },
+    status: 200 | 422 = 200,
+  ) {
+    const orgId = c.get('principal').orgId;
+    // A page carrying a secret is never cached (STYLE.md 8).
+    c.header('cache-control', 'no-store');
+    return render(
+      c,
+      'organization',
+      'Organization',
+      <OrganizationPage
+        keys={await listApiKeys(deps.sql, orgId)}
+        agents={await listAgents(deps, orgId)}
+        sso={await getSsoConfig(deps.sql, orgId)}
+        ssoRedirectUri={ssoRedirectUri(deps.config.baseUrl)}
+        baseUrl={deps.config.baseUrl}
+        csrf={c.get('csrfToken')}
+        created={extra.created}
+        ssoErrors={extra.ssoErrors}
+        notice={c.req.query('notice')}
+        error={c.req.query('error')}
+      />,
+      status,
+    );
+  }
+  return app;
+}
