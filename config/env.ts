@@ -54,6 +54,16 @@ export interface Config {
    * the entry this many places from the right. 0 trusts no header (the socket's peer).
    */
   trustedProxies: number;
+  /** Client ID Metadata Document fetching (api/oauth/README.md, "Client ID Metadata Documents"). */
+  cimd: CimdConfig;
+}
+
+/** What the CIMD fetcher may reach beyond the public internet; production leaves both empty. */
+export interface CimdConfig {
+  /** Host names or IP literals exempt from the private-address refusal (tests: `localhost`). */
+  allowHosts: string[];
+  /** A PEM file of extra certificate authorities the fetcher trusts beside the public roots. */
+  caFile: string | null;
 }
 
 /** Seconds each OAuth artifact lives; the refresh grace covers a client's parallel refreshes. */
@@ -150,6 +160,8 @@ const EnvSchema = v.object({
     v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number of proxies'), v.transform(Number)),
     '0',
   ),
+  OAUTH_CIMD_ALLOW_HOSTS: optionalString,
+  OAUTH_CIMD_CA_FILE: optionalString,
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
 
@@ -231,5 +243,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       registrationsPerAddress: e.OAUTH_REGISTRATIONS_PER_ADDRESS,
     },
     trustedProxies: e.TRUSTED_PROXIES,
+    cimd: {
+      allowHosts: e.OAUTH_CIMD_ALLOW_HOSTS.split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+      caFile: e.OAUTH_CIMD_CA_FILE || null,
+    },
   };
 }

@@ -5,8 +5,10 @@ import { createHash } from 'node:crypto';
 import type { Config } from '../config/env.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
-import { findClient, findConsent, insertCode, type OAuthClientRow, saveConsent } from '../store/oauth.ts';
+import { findConsent, insertCode, type OAuthClientRow, saveConsent } from '../store/oauth.ts';
 import { mintSecret } from '../store/secrets.ts';
+import { CimdRefused } from './cimd/errors.ts';
+import { resolveClient } from './cimd/resolve.ts';
 import { SUPPORTED_SCOPES } from './oauth-clients.ts';
 import {
   InvalidRequest,
@@ -36,7 +38,11 @@ export interface AuthorizationRequest {
  * redirected (RFC 6749 §4.1.2.1, RFC 9700 §4.11: else the endpoint is an open redirector).
  */
 export class AuthorizationPageError extends Error {
-  constructor(readonly userMessage: string) {
+  constructor(
+    readonly userMessage: string,
+    /** Logged only. */
+    readonly reason: string = userMessage,
+  ) {
     super(userMessage);
     this.name = 'AuthorizationPageError';
   }
@@ -55,7 +61,7 @@ export class RedirectableError extends Error {
 }
 
 type Params = URLSearchParams;
-type Deps = { sql: Sql; config: Pick<Config, 'baseUrl' | 'oauth'> };
+type Deps = { sql: Sql; config: Pick<Config, 'baseUrl' | 'oauth' | 'cimd'> };
 
 /** The MCP endpoint: the one resource this server issues tokens for (RFC 8707, RFC 9728 §2). */
 export function mcpResource(baseUrl: string): string {
@@ -66,7 +72,7 @@ export function mcpResource(baseUrl: string): string {
 export async function checkAuthorizationRequest(deps: Deps, p: Params): Promise<AuthorizationRequest> {
   // These two run first and never redirect: nothing is known to be the client's yet.
   checkNoRepeatedParameters(p);
-  const client = await checkClient(deps.sql, p);
+  const client = await checkClient(deps, p);
   const redirectUri = checkRedirectUri(client, p);
   const state = p.get('state');
   const fail = (err: OAuthError) => new RedirectableError(redirectUri, state, err);
@@ -91,11 +97,26 @@ function checkNoRepeatedParameters(p: Params): void {
   }
 }
 
-async function checkClient(sql: Tx, p: Params): Promise<OAuthClientRow> {
+/**
+ * A registered client, or one whose client_id is the https URL of its metadata document (fetched
+ * and checked here; MCP authorization 2025-11-25 "Client ID Metadata Documents"). A document that
+ * cannot be used is an error page like an unknown client: its redirect URIs are unverified.
+ */
+async function checkClient(deps: Deps, p: Params): Promise<OAuthClientRow> {
   const id = p.get('client_id');
-  const client = id ? await findClient(sql, id) : null;
-  if (!client) throw new AuthorizationPageError('This application is not registered with Countersign.');
-  return client;
+  try {
+    const client = id ? await resolveClient(deps, id) : null;
+    if (!client) throw new AuthorizationPageError('This application is not registered with Countersign.');
+    return client;
+  } catch (err) {
+    if (err instanceof CimdRefused) {
+      throw new AuthorizationPageError(
+        `This application's metadata document cannot be used: ${err.why}.`,
+        err.reason,
+      );
+    }
+    throw err;
+  }
 }
 
 /**

@@ -2,8 +2,10 @@
 import { createHash } from 'node:crypto';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
-import { countRegistrations, findClient, insertClient, type OAuthClientRow } from '../store/oauth.ts';
+import { countRegistrations, insertClient, type OAuthClientRow } from '../store/oauth.ts';
 import { mintSecret, parseSecret, secretMatches } from '../store/secrets.ts';
+import { CimdRefused } from './cimd/errors.ts';
+import { type ResolveDeps, resolveClient } from './cimd/resolve.ts';
 import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri } from './oauth-errors.ts';
 import { redirectUriProblem } from './oauth-redirect.ts';
 
@@ -18,7 +20,10 @@ const EXTRA_FIELDS = [
   'policy_uri',
   'software_id',
   'software_version',
+  'application_type',
 ] as const;
+/** OpenID Connect Dynamic Client Registration 1.0 §2 `application_type`; MCP 2026-07-28 asks for it. */
+const APPLICATION_TYPES = ['native', 'web'];
 
 /**
  * Registrations allowed per address and overall in a window (kept in the store: no memory
@@ -125,6 +130,11 @@ export function checkMetadata(raw: unknown): CheckedMetadata {
     typeof m.client_name === 'string' && m.client_name.trim() !== ''
       ? m.client_name.trim()
       : 'Unnamed client';
+  // Echoed back and shown nowhere else: every redirect URI still passes the same rules whatever
+  // the type (a native app may use https, loopback and a private-use scheme together, as Cursor does).
+  if (m.application_type !== undefined && !APPLICATION_TYPES.includes(m.application_type as string)) {
+    throw new InvalidClientMetadata('application_type must be "native" or "web"');
+  }
   const extra: Record<string, string> = {};
   for (const field of EXTRA_FIELDS) {
     const value = m[field];
@@ -163,7 +173,10 @@ export interface ClientCredentials {
  * its secret (HTTP Basic or in the body); a public client only identifies itself. `basic` in the
  * error tells the renderer to add `WWW-Authenticate: Basic` (RFC 6749 §5.2).
  */
-export async function authenticateClient(sql: Tx, creds: ClientCredentials): Promise<OAuthClientRow> {
+export async function authenticateClient(
+  deps: ResolveDeps,
+  creds: ClientCredentials,
+): Promise<OAuthClientRow> {
   const basic = parseBasic(creds.authorization);
   // OAuth 2.1 §2.4: a client MUST NOT use more than one authentication method per request.
   if (basic && creds.clientSecret !== undefined) {
@@ -175,7 +188,7 @@ export async function authenticateClient(sql: Tx, creds: ClientCredentials): Pro
   if (basic && creds.clientId !== undefined && creds.clientId !== basic.id) {
     throw new InvalidClient('client authentication failed', 'client_id differs from the Basic user');
   }
-  const client = await findClient(sql, clientId);
+  const client = await clientNamed(deps, clientId);
   if (!client) throw new InvalidClient('client authentication failed', 'unknown client');
   if (client.secret_hash === null) {
     // A public client has no secret to present; one sending a secret is confused, not stronger.
@@ -194,6 +207,21 @@ export async function authenticateClient(sql: Tx, creds: ClientCredentials): Pro
     throw new InvalidClient('client authentication failed', 'wrong or missing client secret');
   }
   return client;
+}
+
+/**
+ * A metadata-document client is looked up the same way at the token and revocation endpoints: a
+ * stale copy is fetched again, and a document that no longer validates is `invalid_client`
+ * (draft-ietf-oauth-client-id-metadata-document-01 §4.3).
+ */
+async function clientNamed(deps: ResolveDeps, clientId: string): Promise<OAuthClientRow | null> {
+  try {
+    return await resolveClient(deps, clientId);
+  } catch (err) {
+    if (err instanceof CimdRefused)
+      throw new InvalidClient('the client metadata document cannot be used', err.reason);
+    throw err;
+  }
 }
 
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */

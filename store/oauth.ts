@@ -1,9 +1,14 @@
 import type { Tx } from './db.ts';
 import type { Role } from './users.ts';
 
-/** A registered OAuth client (RFC 7591); `secret_hash` is null for public clients. */
+/**
+ * An OAuth client: registered (RFC 7591, `kind` 'dcr', id `cli_…`) or known by its client ID
+ * metadata document (`kind` 'cimd', id = the document's https URL). `secret_hash` is null for
+ * public clients, which every 'cimd' client is.
+ */
 export interface OAuthClientRow {
   id: string;
+  kind: 'dcr' | 'cimd';
   client_name: string;
   redirect_uris: string[];
   grant_types: string[];
@@ -14,8 +19,17 @@ export interface OAuthClientRow {
   secret_hash: string | null;
   secret_expires_at: Date | null;
   registered_from: string;
+  /** 'cimd' only: when the document was last fetched and validated, and when that copy is stale. */
+  metadata_fetched_at: Date | null;
+  metadata_expires_at: Date | null;
   created_at: Date;
 }
+
+/** What registration writes; the 'cimd' columns are upsertMetadataClient's. */
+export type NewClient = Omit<
+  OAuthClientRow,
+  'created_at' | 'kind' | 'metadata_fetched_at' | 'metadata_expires_at'
+>;
 
 export interface OAuthCodeRow {
   id: string;
@@ -54,10 +68,7 @@ export interface RefreshTokenRow {
   created_at: Date;
 }
 
-export async function insertClient(
-  sql: Tx,
-  row: Omit<OAuthClientRow, 'created_at'>,
-): Promise<OAuthClientRow> {
+export async function insertClient(sql: Tx, row: NewClient): Promise<OAuthClientRow> {
   const [out] = await sql<OAuthClientRow[]>`
     insert into oauth_clients (id, client_name, redirect_uris, grant_types, response_types,
       token_endpoint_auth_method, scope, extra, secret_hash, secret_expires_at, registered_from)
@@ -73,11 +84,43 @@ export async function findClient(sql: Tx, id: string): Promise<OAuthClientRow | 
   return row ?? null;
 }
 
-/** Registrations from one address since a moment (rate limiting is kept in the store, not memory). */
+/**
+ * Stores a validated client ID metadata document as the client keyed by its URL, or refreshes
+ * the stored copy. Never touches a registered ('dcr') row (their ids are `cli_…`, never URLs).
+ */
+export async function upsertMetadataClient(
+  sql: Tx,
+  row: Pick<
+    OAuthClientRow,
+    'id' | 'client_name' | 'redirect_uris' | 'grant_types' | 'response_types' | 'scope' | 'extra'
+  > & { expiresAt: Date },
+): Promise<OAuthClientRow | null> {
+  const [out] = await sql<OAuthClientRow[]>`
+    insert into oauth_clients (id, kind, client_name, redirect_uris, grant_types, response_types,
+      token_endpoint_auth_method, scope, extra, secret_hash, secret_expires_at, registered_from,
+      metadata_fetched_at, metadata_expires_at)
+    values (${row.id}, 'cimd', ${row.client_name}, ${row.redirect_uris}, ${row.grant_types},
+      ${row.response_types}, 'none', ${row.scope}, ${sql.json(row.extra)}, null, null, '',
+      now(), ${row.expiresAt})
+    on conflict (id) do update set client_name = excluded.client_name,
+      redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types,
+      response_types = excluded.response_types, scope = excluded.scope, extra = excluded.extra,
+      metadata_fetched_at = excluded.metadata_fetched_at,
+      metadata_expires_at = excluded.metadata_expires_at
+    where oauth_clients.kind = 'cimd'
+    returning *`;
+  return out ?? null;
+}
+
+/**
+ * Registrations from one address since a moment (rate limiting is kept in the store, not memory).
+ * Metadata-document clients are not registrations and do not count.
+ */
 export async function countRegistrations(sql: Tx, from: string | null, since: Date): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
     select count(*)::int as n from oauth_clients
-    where created_at > ${since} ${from === null ? sql`` : sql`and registered_from = ${from}`}`;
+    where kind = 'dcr' and created_at > ${since}
+      ${from === null ? sql`` : sql`and registered_from = ${from}`}`;
   return row!.n;
 }
 
@@ -173,6 +216,8 @@ export async function touchGrant(sql: Tx, id: string): Promise<void> {
 export interface ConnectedClient {
   grant_id: string;
   client_id: string;
+  /** 'cimd': client_id is the metadata document's https URL, whose host vouches for it. */
+  kind: 'dcr' | 'cimd';
   client_name: string;
   redirect_uris: string[];
   scope: string;
@@ -182,7 +227,8 @@ export interface ConnectedClient {
 
 export async function listUserGrants(sql: Tx, userId: string): Promise<ConnectedClient[]> {
   return sql<ConnectedClient[]>`
-    select g.id as grant_id, c.id as client_id, c.client_name, c.redirect_uris, g.scope, g.created_at, g.last_used_at
+    select g.id as grant_id, c.id as client_id, c.kind, c.client_name, c.redirect_uris, g.scope,
+      g.created_at, g.last_used_at
     from oauth_grants g join oauth_clients c on c.id = g.client_id
     where g.user_id = ${userId} and g.revoked_at is null
     order by g.created_at desc`;

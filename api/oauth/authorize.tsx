@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { Deps } from '../../config/runtime.ts';
+import { clientIdentity } from '../../identity/cimd/document.ts';
 import {
   AuthorizationPageError,
   type AuthorizationRequest,
@@ -112,7 +113,7 @@ async function checked(
     return await checkAuthorizationRequest(deps, params);
   } catch (err) {
     if (err instanceof AuthorizationPageError) {
-      deps.logger.info({ reason: err.userMessage }, 'authorization request refused');
+      deps.logger.info({ reason: err.reason }, 'authorization request refused');
       return page(
         c,
         'Cannot connect',
@@ -134,12 +135,26 @@ function Consent(props: {
   refreshDays: number;
 }) {
   const { req } = props;
+  const who = clientIdentity(req.client);
   return (
     <form class="card" method="post" action="/oauth/authorize">
-      <h1>Connect {req.client.client_name}?</h1>
+      <h1>Connect {who.name}?</h1>
       <p>
-        <strong>{req.client.client_name}</strong> wants to use Countersign as you ({props.email}). It will
-        send you back to <strong>{redirectDisplay(req.redirectUri)}</strong>.
+        <strong>{who.name}</strong>
+        {who.nameUnverified ? (
+          <>
+            {' '}
+            <span class="unverified bad">(unverified name)</span>
+          </>
+        ) : null}
+        {who.host ? (
+          <>
+            {' '}
+            — published by <strong class="client-host">{who.host}</strong>
+          </>
+        ) : null}{' '}
+        wants to use Countersign as you ({props.email}). It will send you back to{' '}
+        <strong>{redirectDisplay(req.redirectUri)}</strong>.
       </p>
       <p>
         It will be able to list the databases you can access that allow AI use, read their schemas, and run
@@ -151,7 +166,9 @@ function Consent(props: {
         this same address within {props.consentDays} days will not ask you again; any other address will.
       </p>
       <p class="muted">
-        The application chose its own name; connect only if you started this from an application you trust.
+        {who.host
+          ? `The application describes itself in a document at ${who.host}: that site vouches for it, but the name is the application's own words${who.nameUnverified ? ', and it names another site' : ''}. Connect only if you started this from an application you trust.`
+          : 'The application chose its own name; nothing confirms it. Connect only if you started this from an application you trust.'}
       </p>
       <input type="hidden" name="csrf" value={props.csrf} />
       {REQUEST_PARAMS.map((key) => {

@@ -42,8 +42,10 @@ function Connections(props: { clients: ConnectedClient[]; csrf: string }) {
       <ul class="connections">
         {props.clients.map((client) => (
           <li>
-            <strong>{client.client_name}</strong> — connected{' '}
-            {client.created_at.toISOString().slice(0, 16).replace('T', ' ')} UTC
+            <strong>{client.client_name}</strong>
+            {/* A metadata-document client is named with the host that publishes its document. */}
+            {client.kind === 'cimd' ? <span class="muted"> ({new URL(client.client_id).host})</span> : null} —
+            connected {client.created_at.toISOString().slice(0, 16).replace('T', ' ')} UTC
             {client.last_used_at
               ? `, last used ${client.last_used_at.toISOString().slice(0, 16).replace('T', ' ')} UTC`
               : ', not used yet'}

@@ -16,7 +16,10 @@ export function protectedResourceMetadata(baseUrl: string) {
   };
 }
 
-/** RFC 8414 §2 authorization-server metadata, fields as SPEC.md 4.4 plus revocation and RFC 9207. */
+/**
+ * RFC 8414 §2 authorization-server metadata, fields as SPEC.md 4.4 plus revocation, RFC 9207 and
+ * client ID metadata documents (draft-ietf-oauth-client-id-metadata-document-01 §5).
+ */
 export function authorizationServerMetadata(baseUrl: string) {
   return {
     issuer: baseUrl,
@@ -33,6 +36,9 @@ export function authorizationServerMetadata(baseUrl: string) {
     token_endpoint_auth_methods_supported: [...AUTH_METHODS],
     revocation_endpoint_auth_methods_supported: [...AUTH_METHODS],
     authorization_response_iss_parameter_supported: true,
+    // MCP authorization 2025-11-25 "Client ID Metadata Documents": clients use an https URL as
+    // client_id only when this is true (and `none` is among the token endpoint methods above).
+    client_id_metadata_document_supported: true,
   };
 }
 

@@ -20,7 +20,7 @@ export function tokenRoutes(deps: TokenRouteDeps): Hono<AppEnv> {
 
   app.post('/oauth/token', (c) =>
     guarded(c, deps, async (form) => {
-      const client = await authenticateClient(deps.sql, credentials(c, form));
+      const client = await authenticateClient(deps, credentials(c, form));
       const grantType = form.get('grant_type');
       const body =
         grantType === 'authorization_code'
@@ -43,7 +43,7 @@ export function tokenRoutes(deps: TokenRouteDeps): Hono<AppEnv> {
 
   app.post('/oauth/revoke', (c) =>
     guarded(c, deps, async (form) => {
-      const client = await authenticateClient(deps.sql, credentials(c, form));
+      const client = await authenticateClient(deps, credentials(c, form));
       const token = form.get('token');
       if (!token) throw new InvalidRequest('token is required');
       // RFC 7009 §2.1: token_type_hint is only a hint; both kinds are looked up regardless.

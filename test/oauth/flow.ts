@@ -147,7 +147,13 @@ export async function authorizeInBrowser(
 export async function connect(
   svc: TestService,
   user: { email: string; password: string },
-  opts: { browser?: Browser; client?: OAuthClientInformationFull; discovered?: Discovered } = {},
+  opts: {
+    browser?: Browser;
+    client?: OAuthClientInformationFull;
+    discovered?: Discovered;
+    /** The redirect URI this client shape uses (default REDIRECT). */
+    redirect?: string;
+  } = {},
 ): Promise<{
   tokens: OAuthTokens;
   client: OAuthClientInformationFull;
@@ -157,10 +163,11 @@ export async function connect(
   const discovered = opts.discovered ?? (await discover(svc));
   const client = opts.client ?? (await register(discovered));
   const browser = opts.browser ?? new Browser(svc);
+  const redirect = opts.redirect ?? REDIRECT;
   const { authorizationUrl, codeVerifier } = await startAuthorization(discovered.issuer, {
     metadata: discovered.metadata,
     clientInformation: client,
-    redirectUrl: REDIRECT,
+    redirectUrl: redirect,
     scope: 'mcp',
     state: 'state-123',
     resource: new URL(discovered.resource),
@@ -176,7 +183,7 @@ export async function connect(
     clientInformation: client,
     authorizationCode: code,
     codeVerifier,
-    redirectUri: REDIRECT,
+    redirectUri: redirect,
     resource: new URL(discovered.resource),
   });
   return { tokens, client, discovered, browser };
