@@ -189,6 +189,9 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
       </p>
       <h1>{db.name}</h1>
       <Flash notice={props.notice} error={props.error} />
+      <p>
+        <a href={`${base}/policies`}>Data protection policies</a> — what people see of each column.
+      </p>
       <h2>Credentials</h2>
       {props.credentials.map((c) => (
         <div class="card" id={`cred-${c.id}`}>

@@ -34,6 +34,7 @@ import {
   type Posted,
   patchBodyFromForm,
 } from './database-form.ts';
+import { policyPageRoutes } from './pages-policies.tsx';
 
 export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
@@ -74,6 +75,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   app.get('/databases/new', async (c) => newPage(c, {}, {}));
+  app.route('/', policyPageRoutes(deps));
 
   app.post('/databases', async (c) => {
     const form = await posted(c);
