@@ -67,6 +67,7 @@ export function SettingsPage(props: {
         {props.clients.map((c) => (
           <li>
             <strong>{c.client_name}</strong>{' '}
+            {c.kind === 'cimd' ? <span class="muted">published by {new URL(c.client_id).host} </span> : null}
             <span class="muted">
               connected {when(c.created_at)} ·{' '}
               {c.last_used_at ? `last used ${when(c.last_used_at)}` : 'not used yet'}
