@@ -30,6 +30,8 @@ const CredentialCommon = {
   ai_allowed: v.optional(v.boolean()),
   /** Only users and roles granted this credential may use it (…/credentials/:id/grants). */
   restrict_access: v.optional(v.boolean()),
+  /** A query waiting for this credential's reviews must come with a justification. */
+  justification_required: v.optional(v.boolean()),
   timeout: v.optional(Timeout),
   reviews_required: v.optional(Reviews),
   default_credential: v.optional(v.boolean()),

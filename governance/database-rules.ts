@@ -14,6 +14,7 @@ export interface NewCredential {
   reviews_required: number;
   default_credential: boolean;
   restrict_access: boolean;
+  justification_required: boolean;
 }
 
 type CredentialPatch = PatchDatabaseInput['credentials'] extends (infer T)[] | undefined ? T : never;
@@ -49,6 +50,7 @@ export function planCredentials(existing: CredentialRow[], patches: CredentialPa
         'reviews_required',
         'default_credential',
         'restrict_access',
+        'justification_required',
       ] as const) {
         if (p[key] !== undefined) Object.assign(fields, { [key]: p[key] });
       }
@@ -77,6 +79,7 @@ export function planCredentials(existing: CredentialRow[], patches: CredentialPa
       reviews_required: p.reviews_required ?? 0,
       default_credential: p.default_credential ?? false,
       restrict_access: p.restrict_access ?? false,
+      justification_required: p.justification_required ?? false,
     };
     creates.push(created);
     final.set(`new:${i}`, created);

@@ -71,6 +71,7 @@ export async function createDatabase(
     timeout: c.timeout ?? null,
     reviews_required: c.reviews_required ?? 0,
     restrict_access: c.restrict_access ?? false,
+    justification_required: c.justification_required ?? false,
     // With none marked, the first credential is the default one.
     default_credential: defaults === 0 ? i === 0 : (c.default_credential ?? false),
   }));
@@ -217,6 +218,7 @@ export async function setupDatabase(
       reviews_required: input.reviews_required,
       default_credential: true,
       restrict_access: false,
+      justification_required: false,
     };
     if (!existing) {
       const db = await insertDatabase(tx, id, orgId, fields);

@@ -1,10 +1,11 @@
 import type { AdapterPool, ConnectionConfig, ParamValue, QueryResult } from '../adapters/types.ts';
 import type { Logger } from '../config/runtime.ts';
+import { validationFailed } from '../core/errors.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
-import { insertRequest } from '../store/query-requests.ts';
+import { insertRequest, insertRevision } from '../store/query-requests.ts';
 import type { Role } from '../store/users.ts';
 import { resolveTarget } from './access.ts';
 import { type ReviewFacts, recordAttempt } from './audit.ts';
@@ -70,6 +71,8 @@ export interface SubmittedQuery extends Omit<GovernedQuery, 'onReviewRequired'> 
   runOnApproval?: boolean;
   /** A super admin's acknowledged override of the review gate. */
   bypass?: BypassRequest | null;
+  /** Why the author needs the query; required where the credential asks for it. */
+  justification?: string | null;
 }
 
 export type GovernedOutcome = {
@@ -199,6 +202,16 @@ export async function runGovernedQuery(
       new QueryDeniedError('a query request needs a person as its author (x-act-as-user)'),
     );
   const author = q.actor;
+  const justification = q.justification?.trim() || null;
+  // Issue 12: a credential may ask every query waiting for its reviews to say why.
+  if (cred.justification_required && !justification)
+    return deny(
+      deps,
+      attempt,
+      validationFailed([
+        { path: 'justification', message: `credential ${cred.username} asks why you need this query` },
+      ]),
+    );
   const requestFields = {
     id: newId('qr'),
     org_id: q.orgId,
@@ -214,6 +227,7 @@ export async function runGovernedQuery(
     classification: attempt.classification,
     reviews_required: cred.reviews_required,
     run_on_approval: q.runOnApproval ?? false,
+    justification,
   };
   if (q.bypass) {
     // SPEC.md 2.2 review_bypass_allowed: recorded on the request and flagged in the audit log.
@@ -243,6 +257,12 @@ export async function runGovernedQuery(
       bypassed: false,
       bypass_reason: null,
       bypassed_at: null,
+    });
+    await insertRevision(tx, {
+      requestId: row.id,
+      revision: row.revision,
+      statement: row.statement,
+      params: row.params,
     });
     await recordAttempt(tx, {
       ...attempt,

@@ -9,6 +9,7 @@ import { newId } from '../store/ids.ts';
 import {
   findRequest,
   insertReview,
+  insertRevision,
   listRequests,
   listReviews,
   type QueryRequestRow,
@@ -121,7 +122,16 @@ export async function editRequest(
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
     const sqlChanged = input.statement !== undefined || input.params !== undefined;
     const statement = input.statement ?? r.statement;
-    return updateRequest(tx, r.id, {
+    if (sqlChanged) {
+      // Reviewers see what the edit changed against the revision they approved.
+      await insertRevision(tx, {
+        requestId: r.id,
+        revision: r.revision,
+        statement: r.statement,
+        params: r.params,
+      });
+    }
+    const updated = await updateRequest(tx, r.id, {
       ...(sqlChanged
         ? {
             statement,
@@ -133,6 +143,14 @@ export async function editRequest(
         : {}),
       ...(input.runOnApproval !== undefined ? { run_on_approval: input.runOnApproval } : {}),
     });
+    if (sqlChanged)
+      await insertRevision(tx, {
+        requestId: updated.id,
+        revision: updated.revision,
+        statement: updated.statement,
+        params: updated.params,
+      });
+    return updated;
   });
   return view(deps.sql, request);
 }

@@ -38,6 +38,8 @@ export interface CredentialRow {
   default_credential: boolean;
   /** Only users and roles granted the credential may use it (credential_grants). */
   restrict_access: boolean;
+  /** A query that waits for this credential's reviews must say why. */
+  justification_required: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -76,6 +78,7 @@ const CREDENTIAL_COLUMNS = [
   'reviews_required',
   'default_credential',
   'restrict_access',
+  'justification_required',
 ] as const satisfies readonly (keyof CredentialFields)[];
 
 export async function insertDatabase(

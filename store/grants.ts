@@ -79,6 +79,7 @@ export async function findAccessTarget(
       c.timeout as cred_timeout, c.reviews_required as cred_reviews_required,
       c.default_credential as cred_default_credential, c.created_at as cred_created_at,
       c.updated_at as cred_updated_at, c.restrict_access as cred_restrict_access,
+      c.justification_required as cred_justification_required,
       ${
         q.userId
           ? sql`exists (select 1 from database_grants g where g.database_id = d.id and g.user_id = ${q.userId})`
@@ -108,6 +109,7 @@ export async function findAccessTarget(
     cred_created_at,
     cred_updated_at,
     cred_restrict_access,
+    cred_justification_required,
     granted,
     credential_granted,
     ...db
@@ -126,6 +128,7 @@ export async function findAccessTarget(
           reviews_required: cred_reviews_required!,
           default_credential: cred_default_credential!,
           restrict_access: cred_restrict_access!,
+          justification_required: cred_justification_required!,
           created_at: cred_created_at!,
           updated_at: cred_updated_at!,
         };

@@ -35,6 +35,8 @@ export interface QueryRequestRow {
   result_rows: number | null;
   error: string | null;
   executed_at: Date | null;
+  /** Why the author needs this query, when the credential asks for it. */
+  justification: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -204,4 +206,36 @@ export async function failAbandonedRequests(
       and r.status = 'executing'
       and r.updated_at < now() - make_interval(secs => coalesce(c.timeout, 30) + ${graceSeconds})
     returning r.*`;
+}
+
+/** One revision of a request's SQL (revision 1 is the submission; each edit adds one). */
+export interface RevisionRow {
+  request_id: string;
+  revision: number;
+  statement: string;
+  params: unknown;
+  created_at: Date;
+}
+
+export async function insertRevision(
+  sql: Tx,
+  r: { requestId: string; revision: number; statement: string; params: unknown },
+): Promise<void> {
+  await sql`
+    insert into query_request_revisions (request_id, revision, statement, params)
+    values (${r.requestId}, ${r.revision}, ${r.statement}, ${sql.json(r.params as never)})
+    on conflict do nothing`;
+}
+
+export async function listRevisions(sql: Tx, requestIds: string[]): Promise<RevisionRow[]> {
+  if (requestIds.length === 0) return [];
+  return sql<RevisionRow[]>`
+    select * from query_request_revisions where request_id in ${sql(requestIds)} order by request_id, revision`;
+}
+
+export async function listReviewsOf(sql: Tx, requestIds: string[]): Promise<ReviewRow[]> {
+  if (requestIds.length === 0) return [];
+  return sql<
+    ReviewRow[]
+  >`select * from query_request_reviews where request_id in ${sql(requestIds)} order by id`;
 }

@@ -29,6 +29,7 @@ const RunInput = v.object({
   params: v.optional(v.pipe(v.array(Param), v.maxLength(1000)), []),
   credential_id: v.optional(Id),
   request_id: v.optional(Id),
+  justification: v.optional(v.pipe(v.string(), v.maxLength(2000))),
 });
 
 export const runQueryTool: ToolDef<typeof RunInput> = {
@@ -56,6 +57,10 @@ export const runQueryTool: ToolDef<typeof RunInput> = {
         description: 'Credential to run as (crd_…); defaults to an AI-allowed one.',
       },
       request_id: { type: 'string', description: 'Run this approved query request (qr_…) instead of sql.' },
+      justification: {
+        type: 'string',
+        description: 'Why the query is needed, for the reviewers; some credentials require it.',
+      },
     },
   },
   readOnly: false,
@@ -78,6 +83,7 @@ export const runQueryTool: ToolDef<typeof RunInput> = {
       statement: input.sql,
       params: input.params as ParamValue[],
       onReviewRequired: 'submit',
+      justification: input.justification ?? null,
     });
     return shapeOutcome(outcome);
   },

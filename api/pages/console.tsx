@@ -44,6 +44,8 @@ export function ConsolePage(props: {
           <textarea id="statement" name="statement" required spellcheck={false}>
             {props.statement}
           </textarea>
+          <label for="justification">Why you need it (for the reviewers; some credentials require it)</label>
+          <input id="justification" name="justification" maxlength={2000} autocomplete="off" />
           <button type="submit">Run query</button>
         </form>
       )}

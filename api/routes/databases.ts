@@ -194,6 +194,7 @@ export function presentDatabase(
       reviews_required: c.reviews_required,
       default_credential: c.default_credential,
       restrict_access: c.restrict_access,
+      justification_required: c.justification_required,
     })),
     inserted_at: db.inserted_at.toISOString(),
     updated_at: db.updated_at.toISOString(),

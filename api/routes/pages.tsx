@@ -163,6 +163,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
         statement,
         params: [],
         onReviewRequired: 'submit',
+        justification: form.justification ?? null,
       }),
     );
     const outcome: ConsoleOutcome = !ran.ok

@@ -34,6 +34,8 @@ const Submit = v.object({
   params: v.optional(Params, []),
   run_on_approval: v.optional(v.boolean(), false),
   bypass_review: v.optional(v.nullable(Bypass), null),
+  /** Why the query is needed; required when the credential has justification_required. */
+  justification: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))), null),
 });
 const Edit = v.object({
   statement: v.optional(Statement),
@@ -91,6 +93,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
         params: body.params,
         onReviewRequired: 'submit',
         runOnApproval: body.run_on_approval,
+        justification: body.justification,
         bypass: body.bypass_review
           ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
           : null,
@@ -236,6 +239,7 @@ export function presentRequest({ request: r, reviews, validApprovals }: RequestV
     statement: r.statement,
     params: r.params,
     classification: r.classification,
+    justification: r.justification,
     revision: r.revision,
     status: r.status,
     reviews_required: r.reviews_required,
