@@ -1,7 +1,11 @@
+import { policyFor } from '../automation/protection.ts';
 import type { Deps } from '../config/runtime.ts';
 import { type EvalContext, renderSql } from '../expr/index.ts';
-import { runGovernedQuery } from '../governance/query.ts';
+import { type QueryActor, runGovernedQuery } from '../governance/query.ts';
+import type { Tx } from '../store/db.ts';
+import { findUserById } from '../store/users.ts';
 import { findCredentialTarget } from '../store/workflows.ts';
+import type { OutputProtection } from '../workflows/types.ts';
 import { nonRetryable } from './failures.ts';
 
 /** Rows a workflow query step keeps at most: outputs live in the run's Temporal history. */
@@ -16,6 +20,8 @@ export interface QueryStepInput {
   query: string;
   timeoutSeconds: number | null;
   ctx: EvalContext;
+  /** The person who started the run: the step runs as them. Null: as the organization. */
+  initiatorUserId?: string | null;
 }
 
 /** SPEC.md 2.1 query step output. */
@@ -26,9 +32,16 @@ export interface QueryStepOutput {
   messages: string[];
   num_rows: number;
   truncated: boolean;
+  /** The policy the rows were computed under; readers under another one see them redacted. */
+  protection: OutputProtection;
 }
 
-/** Runs a query step through the one governed query pipeline (DESIGN.md), as the workflow run. */
+/**
+ * Runs a query step through the one governed query pipeline (DESIGN.md): as the person who
+ * started the run — their access and data-protection policy apply, so values that later steps
+ * copy into API calls and chat messages are already masked for them — or, for runs nobody
+ * started (cron, tracker, organization key), as the organization.
+ */
 export async function runQueryStep(
   deps: Pick<Deps, 'sql' | 'keyring' | 'logger' | 'pools'>,
   input: QueryStepInput,
@@ -37,11 +50,13 @@ export async function runQueryStep(
   if (!target) throw nonRetryable('NotFound', 'the credential of this query step no longer exists');
   // The placeholder style is the database's: values never enter the SQL text.
   const { text, params } = renderSql(input.query, input.ctx, target.adapter);
+  const actor = await actorOf(deps.sql, input);
+  const before = await policyFor(deps.sql, target.database_id, actor);
   const outcome = await runGovernedQuery(
     { sql: deps.sql, keyring: deps.keyring, logger: deps.logger, pools: deps.pools },
     {
       orgId: input.orgId,
-      actor: { kind: 'workflow_run', runId: input.runId, workflowId: input.workflowId },
+      actor,
       origin: 'workflow',
       databaseId: target.database_id,
       credentialId: input.credentialId,
@@ -54,6 +69,9 @@ export async function runQueryStep(
   // 'refuse' is the default: a credential that needs reviews is denied, never left pending.
   if (outcome.status !== 'executed') throw nonRetryable('QueryDenied', 'the credential requires reviews');
   const r = outcome.result;
+  // A policy reassigned while the query ran leaves it unclear which one applied: record a value
+  // no policy has, so every reader with a policy sees the rows redacted (fail closed).
+  const after = await policyFor(deps.sql, target.database_id, actor);
   return {
     rows: r.rows,
     columns: r.columns,
@@ -61,5 +79,29 @@ export async function runQueryStep(
     messages: r.messages,
     num_rows: r.num_rows,
     truncated: r.truncated,
+    protection:
+      before?.version === after?.version
+        ? {
+            database_id: target.database_id,
+            policy_id: before?.id ?? null,
+            policy_version: before?.version ?? null,
+          }
+        : { database_id: target.database_id, policy_id: 'unknown', policy_version: null },
   };
+}
+
+/**
+ * Who the step runs as, read now rather than when the run started: a role changed since then
+ * applies, and a person disabled or deleted since then no longer has queries run as them.
+ */
+async function actorOf(sql: Tx, input: QueryStepInput): Promise<QueryActor> {
+  if (!input.initiatorUserId)
+    return { kind: 'workflow_run', runId: input.runId, workflowId: input.workflowId };
+  const user = await findUserById(sql, input.initiatorUserId);
+  if (!user || user.org_id !== input.orgId || user.disabled_at || user.deleted_at)
+    throw nonRetryable(
+      'NotPermitted',
+      'the person who started this run is no longer active, so its queries no longer run',
+    );
+  return { kind: 'user', userId: user.id, role: user.role };
 }

@@ -4,8 +4,9 @@ import type { Deps } from '../config/runtime.ts';
 import { AppError, type FieldError, notFound, validationFailed } from '../core/errors.ts';
 import { findLabel, trackerConfigured } from '../integrations/tracker.ts';
 import { newId } from '../store/ids.ts';
+import { findUserById } from '../store/users.ts';
 import * as store from '../store/workflows.ts';
-import type { Action, StepDefinition } from '../workflows/types.ts';
+import type { Action, Permission, StepDefinition } from '../workflows/types.ts';
 import { syncSchedule } from './schedules.ts';
 import type { CreateWorkflowBody, PatchWorkflowBody, StepBody } from './schema.ts';
 import { headerContext } from './snapshot.ts';
@@ -13,10 +14,14 @@ import { definitionProblems } from './validate.ts';
 
 type ManageDeps = Pick<Deps, 'sql' | 'keyring' | 'config' | 'temporal' | 'logger'>;
 
+/** A create request; callers inside the service (bench, dev seeds) may leave run_permissions out. */
+type WorkflowInput = Omit<CreateWorkflowBody, 'run_permissions'> &
+  Partial<Pick<CreateWorkflowBody, 'run_permissions'>>;
+
 export async function createWorkflow(
   deps: ManageDeps,
   orgId: string,
-  body: CreateWorkflowBody,
+  body: WorkflowInput,
 ): Promise<store.WorkflowRow> {
   const id = newId('wf');
   const fields = await prepare(deps, orgId, id, body, null);
@@ -49,6 +54,7 @@ export async function patchWorkflow(
             : { name: current.tracker_label_name },
       inputs: body.inputs ?? current.inputs,
       steps: body.steps ?? current.steps,
+      run_permissions: body.run_permissions ?? current.run_permissions,
     };
     const fields = await prepare(deps, orgId, id, merged, current);
     const row = await store.updateWorkflow(tx, id, fields);
@@ -87,7 +93,7 @@ async function prepare(
   deps: ManageDeps,
   orgId: string,
   workflowId: string,
-  body: CreateWorkflowBody,
+  body: WorkflowInput,
   current: store.WorkflowRow | null,
 ): Promise<store.WorkflowFields> {
   const errors: FieldError[] = definitionProblems({
@@ -108,6 +114,8 @@ async function prepare(
       });
     }
   }
+  const runPermissions = body.run_permissions ?? [];
+  await checkPeople(deps, orgId, runPermissions, errors);
   const label = await resolveLabel(deps, body.trigger_tracker_label, current, errors);
   if (errors.length > 0) throw validationFailed(errors);
   return {
@@ -118,7 +126,23 @@ async function prepare(
     tracker_label_name: label?.name ?? null,
     inputs: body.inputs,
     steps,
+    run_permissions: runPermissions,
   };
+}
+
+/** run_permissions may name only people of this organization (a typo would lock them out silently). */
+async function checkPeople(
+  deps: ManageDeps,
+  orgId: string,
+  permissions: readonly Permission[],
+  errors: FieldError[],
+): Promise<void> {
+  for (const [i, p] of permissions.entries()) {
+    if (!('user_id' in p)) continue;
+    const user = await findUserById(deps.sql, p.user_id);
+    if (!user || user.org_id !== orgId || user.deleted_at)
+      errors.push({ path: `run_permissions.${i}.user_id`, message: 'no such person in this organization' });
+  }
 }
 
 function toStep(

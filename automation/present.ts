@@ -22,6 +22,7 @@ export function presentWorkflow(w: WorkflowRow) {
           : s.action,
       permissions: s.permissions,
     })),
+    run_permissions: w.run_permissions,
     created_at: w.created_at.toISOString(),
     updated_at: w.updated_at.toISOString(),
     archived_at: w.archived_at?.toISOString() ?? null,

@@ -9,14 +9,16 @@ import {
 import type { Deps, TemporalHandle } from '../config/runtime.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
-import type { Principal } from '../identity/principal.ts';
+import { isAdmin, type Principal } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';
 import * as runStore from '../store/workflow-runs.ts';
-import { findWorkflow, type WorkflowRow } from '../store/workflows.ts';
+import type { WorkflowRow } from '../store/workflows.ts';
 import type { interpretWorkflow } from '../workflows/interpret.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
 import { runSearchAttributes } from '../workflows/search-attributes.ts';
 import type { RunState, RunTrigger } from '../workflows/types.ts';
+import { mayStart, readableWorkflow, startableWorkflow } from './access.ts';
+import { redactRun } from './redact.ts';
 import { buildSnapshot } from './snapshot.ts';
 
 type RunDeps = Pick<Deps, 'sql' | 'config' | 'temporal' | 'logger'>;
@@ -37,8 +39,8 @@ export async function startRun(
   workflowId: string,
   rawInputs: Record<string, unknown>,
 ): Promise<string> {
-  const wf = await findWorkflow(deps.sql, principal.orgId, workflowId);
-  if (!wf) throw notFound('no such workflow');
+  // run_permissions: a person who may not start it gets the 404 of a workflow that does not exist.
+  const wf = await startableWorkflow(deps, principal, workflowId);
   const inputs = typedInputs(wf, rawInputs, false);
   const runId = newId('run');
   await launch(deps, wf, {
@@ -105,7 +107,10 @@ export async function launch(
   }
 }
 
-/** A run as the API shows it; while it runs, the live state comes from the workflow's query. */
+/**
+ * A run as its reader may see it (outputs redacted by their policy, automation/redact.ts); while
+ * it runs, the live state comes from the workflow's query.
+ */
 export interface RunView {
   row: runStore.WorkflowRunRow;
   state: RunState | null;
@@ -113,15 +118,16 @@ export interface RunView {
 
 export async function getRun(
   deps: RunDeps,
-  orgId: string,
+  principal: Principal,
   workflowId: string,
   runId: string,
 ): Promise<RunView> {
-  const row = await runStore.findRun(deps.sql, orgId, workflowId, runId);
+  await readableWorkflow(deps, principal, workflowId);
+  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
-  if (row.state !== null || !deps.temporal) return { row, state: row.state };
-  const live = await liveState(deps.temporal, runId);
-  return { row, state: live };
+  const state = row.state !== null || !deps.temporal ? row.state : await liveState(deps.temporal, runId);
+  const seen = await redactRun(deps, principal, state, row.error);
+  return { row: { ...row, error: seen.error }, state: seen.state };
 }
 
 async function liveState(temporal: TemporalHandle, runId: string): Promise<RunState | null> {
@@ -143,24 +149,31 @@ async function liveState(temporal: TemporalHandle, runId: string): Promise<RunSt
   }
 }
 
+/** Runs of a workflow the principal may read; errors redacted like getRun's. */
 export async function listRuns(
   deps: RunDeps,
-  orgId: string,
+  principal: Principal,
   workflowId: string,
   page: { before?: string | undefined; limit: number },
 ): Promise<runStore.WorkflowRunRow[]> {
-  if (!(await findWorkflow(deps.sql, orgId, workflowId))) throw notFound('no such workflow');
-  return runStore.listRuns(deps.sql, orgId, workflowId, page);
+  await readableWorkflow(deps, principal, workflowId);
+  const rows = await runStore.listRuns(deps.sql, principal.orgId, workflowId, page);
+  return Promise.all(
+    rows.map(async (r) => ({ ...r, error: (await redactRun(deps, principal, r.state, r.error)).error })),
+  );
 }
 
 /** Asks the run to stop; the run records itself as canceled (steps in flight are canceled). */
 export async function cancelRun(
   deps: RunDeps,
-  orgId: string,
+  principal: Principal,
   workflowId: string,
   runId: string,
 ): Promise<void> {
-  const row = await runStore.findRun(deps.sql, orgId, workflowId, runId);
+  // Whoever may start the workflow may stop its runs; admins may stop any.
+  const wf = await readableWorkflow(deps, principal, workflowId);
+  if (!mayStart(principal, wf) && !isAdmin(principal)) throw notFound('no such workflow');
+  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
   if (row.finished_at !== null) throw conflict(`the run has already ended (${row.status})`);
   try {
@@ -185,10 +198,13 @@ export async function decideApproval(
   // Approvals are a person's act: an organization key has nobody to hold accountable.
   if (principal.kind !== 'user')
     throw forbidden('approvals are made by people: use a personal token or a session');
+  await readableWorkflow(deps, principal, workflowId);
   const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
   if (row.finished_at !== null) throw conflict(`the run has already ended (${row.status})`);
   try {
+    // The role is the one authentication read from the store for this request (a disabled
+    // person's credentials fail there): the validator judges the approver as they are now.
     return await temporalOf(deps)
       .client.workflow.getHandle(runId)
       .executeUpdate(approveUpdate, {

@@ -130,6 +130,18 @@ const fields = {
   ),
   inputs: v.optional(v.array(Input), []),
   steps: v.optional(v.pipe(v.array(Step), v.maxLength(200)), []),
+  // Who may start the workflow (and read its runs); [] admits every person of the organization.
+  run_permissions: v.optional(
+    v.pipe(
+      v.array(Permission),
+      v.maxLength(200),
+      v.description(
+        'Who may start the workflow and read its runs: [{"user_id": "usr_…"} | {"role": "member"}]. ' +
+          'Empty (the default): every person of the organization. Super admins and organization API keys always may.',
+      ),
+    ),
+    [],
+  ),
 };
 
 /** POST /api/v1/workflows: `name` required, every other field optional (null or [] when unset). */
@@ -145,6 +157,7 @@ export const PatchWorkflow = v.object({
   ),
   inputs: v.optional(v.array(Input)),
   steps: v.optional(v.pipe(v.array(Step), v.maxLength(200))),
+  run_permissions: v.optional(v.pipe(v.array(Permission), v.maxLength(200))),
 });
 
 export type CreateWorkflowBody = v.InferOutput<typeof CreateWorkflow>;

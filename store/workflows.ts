@@ -1,5 +1,5 @@
 import type { AdapterName } from '../adapters/types.ts';
-import type { InputDefinition, StepDefinition } from '../workflows/types.ts';
+import type { InputDefinition, Permission, StepDefinition } from '../workflows/types.ts';
 import type { Tx } from './db.ts';
 
 /** A stored workflow definition (SPEC.md 2.1). API step header values in `steps` are sealed. */
@@ -13,6 +13,8 @@ export interface WorkflowRow {
   tracker_label_name: string | null;
   inputs: InputDefinition[];
   steps: StepDefinition[];
+  /** Who may start it (workflows/README.md "Who may start and read"); [] = every person. */
+  run_permissions: Permission[];
   created_at: Date;
   updated_at: Date;
   archived_at: Date | null;
@@ -20,7 +22,14 @@ export interface WorkflowRow {
 
 export type WorkflowFields = Pick<
   WorkflowRow,
-  'name' | 'group_name' | 'cron_schedule' | 'tracker_label_id' | 'tracker_label_name' | 'inputs' | 'steps'
+  | 'name'
+  | 'group_name'
+  | 'cron_schedule'
+  | 'tracker_label_id'
+  | 'tracker_label_name'
+  | 'inputs'
+  | 'steps'
+  | 'run_permissions'
 >;
 
 export async function insertWorkflow(
@@ -30,9 +39,11 @@ export async function insertWorkflow(
   f: WorkflowFields,
 ): Promise<WorkflowRow> {
   const [row] = await sql<WorkflowRow[]>`
-    insert into workflows (id, org_id, name, group_name, cron_schedule, tracker_label_id, tracker_label_name, inputs, steps)
+    insert into workflows (id, org_id, name, group_name, cron_schedule, tracker_label_id, tracker_label_name, inputs,
+                           steps, run_permissions)
     values (${id}, ${orgId}, ${f.name}, ${f.group_name}, ${f.cron_schedule}, ${f.tracker_label_id},
-            ${f.tracker_label_name}, ${sql.json(json(f.inputs))}, ${sql.json(json(f.steps))})
+            ${f.tracker_label_name}, ${sql.json(json(f.inputs))}, ${sql.json(json(f.steps))},
+            ${sql.json(json(f.run_permissions))})
     returning *`;
   return row!;
 }
@@ -41,7 +52,8 @@ export async function updateWorkflow(sql: Tx, id: string, f: WorkflowFields): Pr
   const [row] = await sql<WorkflowRow[]>`
     update workflows set name = ${f.name}, group_name = ${f.group_name}, cron_schedule = ${f.cron_schedule},
       tracker_label_id = ${f.tracker_label_id}, tracker_label_name = ${f.tracker_label_name},
-      inputs = ${sql.json(json(f.inputs))}, steps = ${sql.json(json(f.steps))}, updated_at = now()
+      inputs = ${sql.json(json(f.inputs))}, steps = ${sql.json(json(f.steps))},
+      run_permissions = ${sql.json(json(f.run_permissions))}, updated_at = now()
     where id = ${id}
     returning *`;
   return row!;

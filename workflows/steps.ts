@@ -70,6 +70,8 @@ function query(rt: StepRuntime, step: StepDefinition, a: QueryAction) {
       credentialId: a.credential_id,
       query: a.query,
       timeoutSeconds: a.timeout_seconds,
+      // The step runs as this person (read again in the activity): their access and policy apply.
+      initiatorUserId: snapshot.initiatorUserId,
       // Rendered in the activity: the placeholder style depends on the credential's database.
       ctx: contextFor(a.query, fullContext(snapshot, rt.state)),
     },

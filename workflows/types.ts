@@ -94,6 +94,18 @@ export interface RunSnapshot {
   runUrl: string;
 }
 
+/**
+ * Under which data-protection policy a query step's rows were computed: the initiator's policy
+ * on that database, null when none applied (the organization, or a person without a policy).
+ * `'unknown'` when the policy changed while the query ran: it matches no reader's policy.
+ */
+export interface OutputProtection {
+  database_id: string;
+  policy_id: string | null;
+  /** When that policy last changed (its rules included); null without a policy. */
+  policy_version: string | null;
+}
+
 export type RunStatus = 'running' | 'waiting_for_approval' | 'succeeded' | 'failed' | 'canceled';
 export type StepStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'skipped' | 'failed' | 'canceled';
 

@@ -104,8 +104,11 @@ function PanelCard(props: {
   workflowNames: Record<string, string>;
 }) {
   const { panel, values, state } = props.view;
-  // SPEC.md 2.3: an action with neither a label nor a workflow is not rendered.
-  const actions = panel.actions.filter((a) => a.label || a.workflow_id);
+  // SPEC.md 2.3: an action with neither a label nor a workflow is not rendered; nor is one whose
+  // workflow the viewer may not start (workflowNames lists only those they may, run_permissions).
+  const actions = panel.actions.filter(
+    (a) => (a.label || a.workflow_id) && (!a.workflow_id || a.workflow_id in props.workflowNames),
+  );
   const base = `/dashboards/${props.dashboardId}/panels/${panel.id}`;
   return (
     <article class="card wide" id={panel.id}>

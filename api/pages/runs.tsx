@@ -136,8 +136,16 @@ export function RunPage(props: {
 function StepOutput(props: { output: unknown }) {
   const o = props.output;
   if (o === null || o === undefined) return null;
-  const q = o as { columns?: unknown; rows?: unknown };
+  const q = o as { columns?: unknown; rows?: unknown; redacted?: unknown };
+  // automation/redact.ts: the reader's policy differs from the one the output was computed under.
+  const note = typeof q.redacted === 'string' ? <p class="warning">{q.redacted}</p> : null;
   if (Array.isArray(q.columns) && Array.isArray(q.rows))
-    return <ResultTable columns={q.columns.map(cellText)} rows={q.rows as unknown[][]} />;
+    return (
+      <>
+        {note}
+        <ResultTable columns={q.columns.map(cellText)} rows={q.rows as unknown[][]} />
+      </>
+    );
+  if (note) return note;
   return <pre>{JSON.stringify(o, null, 2)}</pre>;
 }

@@ -1,5 +1,6 @@
 // Pages where people act on work waiting for them: query-request reviews and workflow runs.
 import { Hono } from 'hono';
+import { mayRead } from '../../automation/access.ts';
 import { presentRun } from '../../automation/present.ts';
 import { decideApproval, getRun, listRuns } from '../../automation/runs.ts';
 import { runUrl } from '../../automation/snapshot.ts';
@@ -111,9 +112,12 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
 
   app.get('/runs', async (c) => {
     const p = c.get('principal');
-    const workflows = await listWorkflows(deps.sql, p.orgId, { includeArchived: true, limit: 200 });
+    // Only workflows whose runs this person may read (automation/access.ts).
+    const workflows = (await listWorkflows(deps.sql, p.orgId, { includeArchived: true, limit: 200 })).filter(
+      (wf) => mayRead(p, wf),
+    );
     const perWorkflow = await Promise.all(
-      workflows.map((wf) => listRuns(deps, p.orgId, wf.id, { limit: RUNS_SHOWN })),
+      workflows.map((wf) => listRuns(deps, p, wf.id, { limit: RUNS_SHOWN })),
     );
     // Run ids are ULIDs: sorting them sorts by start time.
     const runs = perWorkflow
@@ -127,7 +131,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
   app.get('/runs/:workflowId/:runId', async (c) => {
     const p = c.get('principal');
     const { workflowId, runId } = c.req.param();
-    const found = await attempt(() => getRun(deps, p.orgId, workflowId, runId));
+    const found = await attempt(() => getRun(deps, p, workflowId, runId));
     if (!found.ok) return render(c, 'runs', 'Not found', <p class="error">{found.error.detail}</p>, 404);
     const name = (await findWorkflow(deps.sql, p.orgId, workflowId))?.name ?? workflowId;
     const temporalUrl = deps.config.temporalUiUrl

@@ -1,6 +1,7 @@
 // The web interface (DESIGN.md: hono/jsx pages served by the API). Every page here needs a
 // session; handlers call the same domain functions as the REST routes and draw the answer.
 import { Hono } from 'hono';
+import { mayStart } from '../../automation/access.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { getDashboard, listDashboards } from '../../dashboards/manage.ts';
 import { runAction, runPanel } from '../../dashboards/run.ts';
@@ -84,7 +85,8 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
       dashboard.panels.flatMap((p) => p.actions.flatMap((a) => (a.workflow_id ? [a.workflow_id] : []))),
     )) {
       const wf = await findWorkflow(deps.sql, v.orgId, id);
-      if (wf) workflowNames[id] = wf.name;
+      // Only workflows the viewer may start get a button (run_permissions, automation/access.ts).
+      if (wf && mayStart(v, wf)) workflowNames[id] = wf.name;
     }
     return render(
       c,

@@ -56,7 +56,7 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
     doc('Workflows', 'List runs of a workflow', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
       const q = parseWith(ListRuns, c.req.query());
-      const rows = await listRuns(deps, c.get('principal').orgId, c.req.param('id'), {
+      const rows = await listRuns(deps, c.get('principal'), c.req.param('id'), {
         before: q.before,
         limit: q.limit + 1,
       });
@@ -69,11 +69,11 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
   );
   app.get(
     '/:id/runs/:runId',
-    doc('Workflows', 'Get a run: status, steps, outputs, approvals', {
+    doc('Workflows', "Get a run: status, steps, outputs (redacted by the reader's policy), approvals", {
       auth: ['apiKey', 'bearer', 'session'],
     }),
     async (c) => {
-      const view = await getRun(deps, c.get('principal').orgId, c.req.param('id'), c.req.param('runId'));
+      const view = await getRun(deps, c.get('principal'), c.req.param('id'), c.req.param('runId'));
       return c.json(presentRun(view.row, view.state));
     },
   );
@@ -81,7 +81,7 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
     '/:id/runs/:runId/cancel',
     doc('Workflows', 'Cancel a run', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
-      await cancelRun(deps, c.get('principal').orgId, c.req.param('id'), c.req.param('runId'));
+      await cancelRun(deps, c.get('principal'), c.req.param('id'), c.req.param('runId'));
       return c.json({ id: c.req.param('runId'), cancel_requested: true }, 202);
     },
   );

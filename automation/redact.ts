@@ -1,0 +1,111 @@
+// What a reader sees of a run's outputs (issue 13; workflows/README.md "Data protection in
+// workflows"). A query step's rows were computed under the initiator's data-protection policy;
+// a person whose own policy on that database differs, or who cannot see that database, gets
+// the values hidden. Templates can copy those values into API calls, so the API steps of such
+// a run are hidden too.
+import type { Deps } from '../config/runtime.ts';
+import { canSee } from '../governance/query.ts';
+import type { Principal } from '../identity/principal.ts';
+import { findDatabase } from '../store/databases.ts';
+import type { OutputProtection, RunState, StepState } from '../workflows/types.ts';
+import { policyFor } from './protection.ts';
+
+type Reader = Principal;
+
+/** Why the reader may not see the rows of a step computed under `rec`; null when they may. */
+type Verdict = string | null;
+
+/**
+ * The run's state as `reader` may see it, and the run's error likewise. Organization keys act
+ * for the organization and see everything. Fail closed: a query output without a record of its
+ * policy (a run from before the record existed) is hidden from people.
+ */
+export async function redactRun(
+  deps: Pick<Deps, 'sql'>,
+  reader: Reader,
+  state: RunState | null,
+  error: string | null,
+): Promise<{ state: RunState | null; error: string | null }> {
+  if (reader.kind !== 'user' || state === null) return { state, error };
+  const verdicts = new Map<string, Promise<Verdict>>();
+  const verdictOn = (rec: OutputProtection) => {
+    const key = `${rec.database_id}|${rec.policy_id}|${rec.policy_version}`;
+    if (!verdicts.has(key)) verdicts.set(key, judge(deps, reader, rec));
+    return verdicts.get(key)!;
+  };
+  let taint: string | null = null;
+  const steps: StepState[] = [];
+  for (const step of state.steps) {
+    if (step.type !== 'query' || !isRows(step.output)) {
+      steps.push(step);
+      continue;
+    }
+    const rec = protectionOf(step.output);
+    const why = rec ? await verdictOn(rec) : 'it was computed before outputs recorded their policy';
+    if (why === null) {
+      steps.push(step);
+      continue;
+    }
+    taint ??= `step ${step.name}: ${why}`;
+    steps.push({ ...step, output: hideRows(step.output, why) });
+  }
+  if (taint === null) return { state, error };
+  const hidden = new Set<string>();
+  const out = steps.map((s) => {
+    if (s.type !== 'api') return s;
+    hidden.add(s.name);
+    // The request body and the response (echoed into the error too) may carry copied values.
+    return {
+      ...s,
+      output: s.output === null ? null : { status_code: null, body: null, redacted: note(taint) },
+      error: s.error === null ? null : `the error is hidden: ${note(taint)}`,
+    };
+  });
+  const hideError = (e: string | null) =>
+    e !== null && [...hidden].some((n) => e.startsWith(`step ${n}:`))
+      ? `the error is hidden: ${note(taint)}`
+      : e;
+  return { state: { ...state, steps: out, error: hideError(state.error) }, error: hideError(error) };
+}
+
+async function judge(deps: Pick<Deps, 'sql'>, reader: Reader & { kind: 'user' }, rec: OutputProtection) {
+  const actor = { kind: 'user' as const, userId: reader.userId, role: reader.role };
+  const db = await findDatabase(deps.sql, reader.orgId, rec.database_id);
+  if (!db || !(await canSee(deps.sql, db, actor))) return 'its database is not visible to you';
+  const mine = await policyFor(deps.sql, rec.database_id, actor);
+  // Without a policy of their own the reader could read every value of that database anyway.
+  if (mine === null) return null;
+  if (mine.id === rec.policy_id && mine.version === rec.policy_version) return null;
+  if (mine.id === rec.policy_id)
+    return `policy ${mine.id}, which applies to you on ${db.name}, has changed since the step ran`;
+  return rec.policy_id === null
+    ? `it ran without a data-protection policy and policy ${mine.id} applies to you on ${db.name}`
+    : `it ran under data-protection policy ${rec.policy_id} and policy ${mine.id} applies to you on ${db.name}`;
+}
+
+function note(why: string): string {
+  return `values hidden because ${why}`;
+}
+
+function isRows(o: unknown): o is { rows: unknown[][]; messages?: unknown } {
+  return typeof o === 'object' && o !== null && Array.isArray((o as { rows?: unknown }).rows);
+}
+
+function protectionOf(o: object): OutputProtection | null {
+  const p = (o as { protection?: unknown }).protection;
+  if (typeof p !== 'object' || p === null) return null;
+  const { database_id, policy_id, policy_version } = p as Record<string, unknown>;
+  const idOrNull = (x: unknown): x is string | null => x === null || typeof x === 'string';
+  if (typeof database_id !== 'string' || !idOrNull(policy_id) || !idOrNull(policy_version)) return null;
+  return { database_id, policy_id, policy_version };
+}
+
+/** The same shape (columns, row count) with every value null; server messages may quote values. */
+function hideRows(o: { rows: unknown[][] }, why: string) {
+  return {
+    ...o,
+    rows: o.rows.map((r) => (Array.isArray(r) ? r.map(() => null) : [])),
+    messages: [],
+    redacted: note(why),
+  };
+}
