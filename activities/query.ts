@@ -103,5 +103,11 @@ async function actorOf(sql: Tx, input: QueryStepInput): Promise<QueryActor> {
       'NotPermitted',
       'the person who started this run is no longer active, so its queries no longer run',
     );
-  return { kind: 'user', userId: user.id, role: user.role };
+  // The audit entry names the person and the run it came from (governance/audit.ts).
+  return {
+    kind: 'user',
+    userId: user.id,
+    role: user.role,
+    workflowRun: { runId: input.runId, workflowId: input.workflowId },
+  };
 }

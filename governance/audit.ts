@@ -62,8 +62,9 @@ function toEntry(a: AuditAttempt): AuditInsert {
     actor_user_id: user?.userId ?? null,
     // An API key acting for a user (x-act-as-user) is named beside the user.
     actor_api_key_id: actor.kind === 'api_key' ? actor.apiKeyId : (user?.viaApiKeyId ?? null),
-    actor_workflow_run_id: actor.kind === 'workflow_run' ? actor.runId : null,
-    actor_workflow_id: actor.kind === 'workflow_run' ? actor.workflowId : null,
+    actor_workflow_run_id: actor.kind === 'workflow_run' ? actor.runId : (user?.workflowRun?.runId ?? null),
+    actor_workflow_id:
+      actor.kind === 'workflow_run' ? actor.workflowId : (user?.workflowRun?.workflowId ?? null),
     origin: a.origin,
     // SPEC.md 1.4: AI entries are labeled AI-originated and name the OAuth client.
     ai_client_id: a.origin === 'ai' ? (user?.oauthClient?.id ?? null) : null,

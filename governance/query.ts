@@ -38,6 +38,8 @@ export type QueryActor =
       oauthClient?: { id: string; name: string };
       /** The organization API key acting for this user (header x-act-as-user), audited beside them. */
       viaApiKeyId?: string;
+      /** A workflow run this person started, whose query step this is (audited beside them). */
+      workflowRun?: { runId: string; workflowId: string };
     }
   | { kind: 'api_key'; apiKeyId: string }
   | { kind: 'workflow_run'; runId: string; workflowId: string };

@@ -1,3 +1,4 @@
+import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 
 /** Every page form carries the session's CSRF token (checked by the page routes). */
@@ -60,7 +61,23 @@ export function cellText(v: unknown): string {
   return String(v);
 }
 
-/** A query result as a table; `rowEnd` adds cells (row action buttons) to each row. */
+/** Rows drawn at first; the rest are revealed a page at a time (the page stays light). */
+export const RESULT_PAGE_ROWS = 200;
+
+/** A cell for reading: timestamps as UTC to the second, long text cut (the full value in the tooltip). */
+export function cellDisplay(v: unknown): { text: string; numeric: boolean } {
+  if (v instanceof Date)
+    return { text: `${v.toISOString().slice(0, 19).replace('T', ' ')} UTC`, numeric: false };
+  if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$/.test(v))
+    return { text: `${new Date(v).toISOString().slice(0, 19).replace('T', ' ')} UTC`, numeric: false };
+  return { text: cellText(v), numeric: typeof v === 'number' || typeof v === 'bigint' };
+}
+
+/**
+ * A query result as a table; `rowEnd` adds cells (row action buttons) to each row. The header
+ * stays in view while the rows scroll; numbers are right-aligned; past RESULT_PAGE_ROWS the rest
+ * are revealed on demand; Copy and CSV take exactly the cells shown — what the viewer may see.
+ */
 export function ResultTable(props: {
   columns: string[];
   rows: unknown[][];
@@ -68,10 +85,11 @@ export function ResultTable(props: {
   rowEnd?: (row: unknown[]) => Child;
   rowEndLabel?: string;
 }) {
+  const hiddenRows = Math.max(0, props.rows.length - RESULT_PAGE_ROWS);
   return (
-    <>
-      <div class="scroll">
-        <table>
+    <div class="result">
+      <div class="scroll tall">
+        <table class="result-table" data-cols={String(props.columns.length)}>
           <thead>
             <tr>
               {props.columns.map((c) => (
@@ -88,21 +106,81 @@ export function ResultTable(props: {
                 </td>
               </tr>
             ) : null}
-            {props.rows.map((row) => (
-              <tr>
-                {row.map((v) => (
-                  <td>{v === null ? <span class="muted">null</span> : cellText(v)}</td>
-                ))}
+            {props.rows.map((row, i) => (
+              <tr hidden={i >= RESULT_PAGE_ROWS}>
+                {row.map((v) => {
+                  if (v === null) return <td class="muted">null</td>;
+                  const d = cellDisplay(v);
+                  return (
+                    <td class={d.numeric ? 'num' : ''} title={d.text.length > 60 ? d.text : undefined}>
+                      {d.text}
+                    </td>
+                  );
+                })}
                 {props.rowEnd ? <td>{props.rowEnd(row)}</td> : null}
               </tr>
             ))}
           </tbody>
         </table>
       </div>
-      <p class="muted">
+      <p class="muted result-bar">
         {props.rows.length} row{props.rows.length === 1 ? '' : 's'}
         {props.truncated ? ' (cut at the row limit)' : ''}
+        {hiddenRows > 0 ? (
+          <button type="button" class="small quiet" data-more={String(RESULT_PAGE_ROWS)}>
+            Show {Math.min(hiddenRows, RESULT_PAGE_ROWS)} more
+          </button>
+        ) : null}
+        {props.rows.length > 0 ? (
+          <>
+            <button type="button" class="small quiet" data-copy>
+              Copy
+            </button>
+            <button type="button" class="small quiet" data-csv>
+              Download CSV
+            </button>
+          </>
+        ) : null}
       </p>
-    </>
+      <script>{raw(RESULT_SCRIPT)}</script>
+    </div>
   );
 }
+
+// The island behind the result bar: reveal more rows, copy as tab-separated text, download CSV
+// (RFC 4180, with the OWASP formula-injection guard). It reads the cells as drawn, so nothing
+// the page did not show can be exported.
+const RESULT_SCRIPT = `(function () {
+  var box = document.currentScript.parentElement;
+  var t = box.querySelector('table');
+  var n = Number(t.dataset.cols);
+  function texts(row) { return Array.from(row.children).slice(0, n).map(function (c) { return c.textContent; }); }
+  function data() {
+    var out = [texts(t.tHead.rows[0])];
+    Array.from(t.tBodies[0].rows).forEach(function (r) { if (r.children.length >= n && n > 0 && !(r.children.length === 1 && r.children[0].colSpan > 1)) out.push(texts(r)); });
+    return out;
+  }
+  function csvCell(v) {
+    v = String(v);
+    if (/^[=+@\\-\\t\\r]/.test(v)) v = "'" + v;
+    return /[",\\r\\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+  }
+  box.addEventListener('click', function (e) {
+    var b = e.target.closest('button');
+    if (!b) return;
+    if (b.dataset.more) {
+      Array.from(t.tBodies[0].rows).filter(function (r) { return r.hidden; }).slice(0, Number(b.dataset.more)).forEach(function (r) { r.hidden = false; });
+      if (!t.querySelector('tbody tr[hidden]')) b.remove();
+    }
+    if (b.hasAttribute('data-copy') && navigator.clipboard)
+      navigator.clipboard.writeText(data().map(function (r) { return r.join('\\t'); }).join('\\n'));
+    if (b.hasAttribute('data-csv')) {
+      var text = data().map(function (r) { return r.map(csvCell).join(','); }).join('\\r\\n') + '\\r\\n';
+      var a = document.createElement('a');
+      a.href = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
+      a.download = 'result.csv';
+      a.click();
+      URL.revokeObjectURL(a.href);
+    }
+  });
+})();`;

@@ -124,6 +124,10 @@ legend { font-weight:600; padding:0 .3rem; }
 .small { font-size:.85rem; }
 summary.bad { color:var(--bad); }
 details > summary { cursor:pointer; margin:.4rem 0; }
+pre.diff div { white-space:pre-wrap; }
+.diff-added { background:#e6f4ea; color:#14532d; }
+.diff-removed { background:#fdecea; color:#7f1d1d; text-decoration:line-through; }
+.conversation { border-left:3px solid var(--line); padding-left:.75rem; margin:.5rem 0; }
 /* On a phone a wide table becomes one card per row, each cell labelled: actions stay reachable. */
 @media (max-width: 640px) {
   table.stack thead { display:none; }
@@ -144,6 +148,11 @@ form.inline button { margin:0; }
 .notice { background:#eef6ee; border:1px solid #b9dcc0; border-radius:6px; padding:.5rem .75rem; }
 .warning { background:#fff6e0; border:1px solid #ecd39b; border-radius:6px; padding:.5rem .75rem; }
 .scroll { overflow-x:auto; background:#fff; border:1px solid var(--line); border-radius:8px; }
+.scroll.tall { max-height:70vh; overflow:auto; }
+.result-table thead th { position:sticky; top:0; background:#f0f2f5; z-index:1; }
+.result-table td { white-space:nowrap; max-width:40ch; overflow:hidden; text-overflow:ellipsis; }
+.result-table td.num { text-align:right; font-variant-numeric:tabular-nums; }
+.result-bar button { margin:0 0 0 .5rem; }
 table { border-collapse:collapse; width:100%; font-size:.95rem; }
 th, td { text-align:left; padding:.4rem .6rem; border-bottom:1px solid var(--line); vertical-align:top; }
 th { background:#f0f2f5; font-weight:600; white-space:nowrap; }

@@ -1,12 +1,17 @@
-import type { QueryRequestRow } from '../../store/query-requests.ts';
+import type { QueryRequestRow, ReviewRow, RevisionRow } from '../../store/query-requests.ts';
 import type { Role } from '../../store/users.ts';
 import { Badge, Csrf, Flash, when } from './components.tsx';
+import { lineDiff } from './diff.ts';
 
 export interface ReviewContext {
   csrf: string;
   role: Role;
   emails: Record<string, string>;
   databases: Record<string, { name: string; review_bypass_allowed: boolean }>;
+  /** Every review and comment of the requests shown, oldest first. */
+  reviews: Record<string, ReviewRow[]>;
+  /** Earlier revisions of the SQL, to show what an edit changed. */
+  revisions: Record<string, RevisionRow[]>;
 }
 
 /** The review queue: requests waiting for the user's verdict, and the user's own open requests. */
@@ -26,8 +31,8 @@ export function ReviewsPage(props: {
       {props.waiting.map((r) => (
         <RequestCard r={r} ctx={props.ctx} mine={false} />
       ))}
-      <h2>Your open requests ({props.mine.length})</h2>
-      {props.mine.length === 0 ? <p class="muted">You have no open query requests.</p> : null}
+      <h2>Your requests ({props.mine.length})</h2>
+      {props.mine.length === 0 ? <p class="muted">You have no open or rejected query request.</p> : null}
       {props.mine.map((r) => (
         <RequestCard r={r} ctx={props.ctx} mine={true} />
       ))}
@@ -42,7 +47,11 @@ function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: bool
   return (
     <article class="card wide" id={r.id}>
       <p>
-        <Badge status={r.status} /> <strong>{db?.name ?? r.database_id}</strong>{' '}
+        <Badge status={r.status} />{' '}
+        <span class={`badge ${r.classification === 'write' ? 'bad' : ''}`}>
+          {r.classification === 'write' ? 'writes' : 'reads'}
+        </span>{' '}
+        <strong>{db?.name ?? r.database_id}</strong>{' '}
         <span class="muted">
           by {ctx.emails[r.author_user_id] ?? r.author_user_id} ·{' '}
           {r.origin === 'ai' ? `AI (${r.ai_client_name ?? 'client'}) · ` : ''}
@@ -50,12 +59,18 @@ function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: bool
           {r.reviews_required === 1 ? '' : 's'} · {r.id}
         </span>
       </p>
-      <pre>{r.statement}</pre>
+      {r.justification ? (
+        <p>
+          <span class="muted">Why:</span> {r.justification}
+        </p>
+      ) : null}
+      <Statement r={r} revisions={ctx.revisions[r.id] ?? []} />
       {Array.isArray(r.params) && r.params.length > 0 ? (
         <p class="muted">
           Parameters: <code>{JSON.stringify(r.params)}</code>
         </p>
       ) : null}
+      <Conversation r={r} reviews={ctx.reviews[r.id] ?? []} emails={ctx.emails} />
       {props.mine ? (
         <OwnActions r={r} ctx={ctx} base={base} bypassAllowed={db?.review_bypass_allowed ?? false} />
       ) : (
@@ -106,12 +121,90 @@ function OwnActions(props: { r: QueryRequestRow; ctx: ReviewContext; base: strin
           </button>
         </form>
       ) : null}
+      {r.status === 'pending' || r.status === 'approved' || r.status === 'rejected' ? (
+        <details>
+          <summary>Edit the SQL (voids the approvals given so far)</summary>
+          <form method="post" action={`${props.base}/edit`}>
+            <Csrf token={ctx.csrf} />
+            <label for={`sql-${r.id}`}>SQL</label>
+            <textarea id={`sql-${r.id}`} name="statement" required spellcheck={false}>
+              {r.statement}
+            </textarea>
+            <button type="submit">Save new revision</button>
+          </form>
+        </details>
+      ) : null}
+      <form method="post" action={`${props.base}/review`} class="row">
+        <Csrf token={ctx.csrf} />
+        <div>
+          <label for={`reply-${r.id}`}>Reply to the reviewers</label>
+          <input id={`reply-${r.id}`} name="comment" maxlength={10000} required />
+        </div>
+        <button type="submit" name="verdict" value="comment" class="quiet fit">
+          Comment
+        </button>
+      </form>
       <form method="post" action={`${props.base}/cancel`} class="inline">
         <Csrf token={ctx.csrf} />
         <button type="submit" class="quiet">
           Cancel request
         </button>
       </form>
+    </div>
+  );
+}
+
+/** The SQL; after an edit, what changed since the revision before. */
+function Statement(props: { r: QueryRequestRow; revisions: RevisionRow[] }) {
+  const { r } = props;
+  const previous = props.revisions.filter((x) => x.revision < r.revision).at(-1);
+  if (!previous) return <pre>{r.statement}</pre>;
+  return (
+    <div>
+      <p class="muted small">
+        Revision {r.revision}: edited since revision {previous.revision} (− removed, + added)
+      </p>
+      <pre class="diff">
+        {lineDiff(previous.statement, r.statement).map((l) => (
+          <div
+            class={`diff-${l.kind}`}
+          >{`${l.kind === 'added' ? '+ ' : l.kind === 'removed' ? '- ' : '  '}${l.text}`}</div>
+        ))}
+      </pre>
+    </div>
+  );
+}
+
+/** Approvals, rejections and comments, for the author and the reviewers alike. */
+function Conversation(props: { r: QueryRequestRow; reviews: ReviewRow[]; emails: Record<string, string> }) {
+  const { r } = props;
+  if (props.reviews.length === 0) return null;
+  const voided = props.reviews.filter((x) => x.verdict === 'approve' && x.revision < r.revision);
+  return (
+    <div class="conversation">
+      {voided.length > 0 ? (
+        <p class="warning small">
+          The edit to revision {r.revision} voided {voided.length} approval(s) given to an earlier revision (
+          {voided.map((x) => props.emails[x.user_id] ?? x.user_id).join(', ')}).
+        </p>
+      ) : null}
+      <ul class="plain">
+        {props.reviews.map((x) => (
+          <li>
+            <strong>{props.emails[x.user_id] ?? x.user_id}</strong>{' '}
+            {x.verdict === 'comment' ? (
+              <span class="muted">commented</span>
+            ) : (
+              <Badge status={x.verdict === 'approve' ? 'approved' : 'rejected'} />
+            )}{' '}
+            <span class="muted small">
+              on revision {x.revision} · {when(x.created_at)}
+              {x.verdict === 'approve' && x.revision < r.revision ? ' · void: the SQL changed since' : ''}
+            </span>
+            {x.body ? <div>{x.body}</div> : null}
+          </li>
+        ))}
+      </ul>
     </div>
   );
 }

@@ -7,7 +7,14 @@ import { runUrl } from '../../automation/snapshot.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { listDatabases } from '../../governance/databases.ts';
 import type { GovernanceDeps } from '../../governance/query.ts';
-import { cancelRequest, listQueryRequests, reviewRequest, runRequest } from '../../governance/requests.ts';
+import {
+  cancelRequest,
+  editRequest,
+  listQueryRequests,
+  reviewRequest,
+  runRequest,
+} from '../../governance/requests.ts';
+import { listReviewsOf, listRevisions } from '../../store/query-requests.ts';
 import { listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows } from '../../store/workflows.ts';
 import { ResultTable } from '../pages/components.tsx';
@@ -31,7 +38,19 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       listUsers(deps.sql, p.orgId),
       listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
     ]);
+    const waiting = pending.items.filter((r) => r.author_user_id !== p.userId);
+    // A rejected request stays in front of its author, with the reviewers' reasons.
+    const own = mine.items.filter((r) => ['pending', 'approved', 'rejected'].includes(r.status));
+    const ids = [...waiting, ...own].map((r) => r.id);
+    const [reviews, revisions] = await Promise.all([
+      listReviewsOf(deps.sql, ids),
+      listRevisions(deps.sql, ids),
+    ]);
+    const byRequest = <T extends { request_id: string }>(rows: T[]) =>
+      Object.fromEntries(ids.map((id) => [id, rows.filter((x) => x.request_id === id)]));
     const ctx = {
+      reviews: byRequest(reviews),
+      revisions: byRequest(revisions),
       csrf: c.get('csrfToken'),
       role: p.role,
       emails: Object.fromEntries(users.map((u) => [u.id, u.email])),
@@ -47,8 +66,8 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       'reviews',
       'Reviews',
       <ReviewsPage
-        waiting={pending.items.filter((r) => r.author_user_id !== p.userId)}
-        mine={mine.items.filter((r) => r.status === 'pending' || r.status === 'approved')}
+        waiting={waiting}
+        mine={own}
         ctx={ctx}
         notice={c.req.query('notice')}
         error={c.req.query('error')}
@@ -68,6 +87,21 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
     const ran = out.value.run ? ` It ran: ${out.value.run.status}.` : '';
     const said = { approve: 'Approved', reject: 'Rejected', comment: 'Commented on' }[verdict];
     return redirectWith(c, '/reviews', 'notice', `${said} ${id}.${ran}`);
+  });
+
+  // The author changes the SQL: a new revision, approvals so far void (governance/requests.ts).
+  app.post('/reviews/:id/edit', async (c) => {
+    const p = c.get('principal');
+    const statement = (c.get('form').statement ?? '').trim();
+    if (!statement) return redirectWith(c, '/reviews', 'error', 'The SQL must not be empty.');
+    const out = await attempt(() => editRequest(gov, p.orgId, actorOf(p), c.req.param('id'), { statement }));
+    if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
+    return redirectWith(
+      c,
+      '/reviews',
+      'notice',
+      `Saved revision ${out.value.request.revision} of ${c.req.param('id')}.`,
+    );
   });
 
   app.post('/reviews/:id/cancel', async (c) => {

@@ -114,6 +114,14 @@ describe.each(['postgres', 'mariadb'] as const)(
       expect(html.status).toBe(200);
       expect(html.html).toContain('****');
       expect(leaks(html.html)).toBe(false);
+      // The audit names the person the query ran as and the run it belongs to.
+      const audited = await w.env.svc.deps.sql<
+        { actor_kind: string; actor_user_id: string; actor_workflow_id: string }[]
+      >`
+        select actor_kind, actor_user_id, actor_workflow_id from audit_log where actor_workflow_run_id = ${runId}`;
+      expect(audited).toEqual([
+        { actor_kind: 'user', actor_user_id: member.userId, actor_workflow_id: wf.id },
+      ]);
     });
 
     it('an admin who started the run sees the values; a member reading it sees them hidden', async () => {
