@@ -7,7 +7,7 @@ import { updateRequest } from '../store/query-requests.ts';
 import { type AuditAttempt, type ReviewFacts, recordAttempt } from './audit.ts';
 import type { StatementClass } from './classify.ts';
 import { connectionConfigFor, poolVersion } from './connections.ts';
-import { planProtection } from './protection/index.ts';
+import { planProtection, ServerStyleError } from './protection/index.ts';
 import type { GovernanceDeps, GovernedOutcome, GovernedQuery, QueryActor, QueryOrigin } from './query.ts';
 
 /** Rows a person's query may return at most; the UI and API say when a result was cut. */
@@ -83,17 +83,26 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       { databaseId: x.db.id, credentialId: x.cred.id, version: poolVersion(x.db, x.cred) },
       () => connectionConfigFor(deps.keyring, x.db, x.cred),
     );
-    const raw = await pool.execute(plan.statement, plan.params, {
-      maxRows: x.maxRows,
-      timeoutSeconds: x.timeoutSeconds,
-    });
+    let raw: QueryResult;
+    try {
+      raw = await pool.execute(plan.statement, plan.params, {
+        maxRows: x.maxRows,
+        timeoutSeconds: x.timeoutSeconds,
+      });
+    } catch (err) {
+      // Issue 13.2: a server may quote the statement it ran — under a policy the rewritten one,
+      // with its masks and hash salt — in its error; the plan cleans that out before anyone sees it.
+      throw plan.failure(err);
+    }
     result = plan.redact(raw);
   } catch (err) {
     const failure = asQueryFailed(err);
     await recordAttempt(deps.sql, {
       ...base,
-      // A governance refusal raised here (data protection) is a denial; anything else a failure.
-      outcome: failure instanceof QueryFailedError ? 'failed' : 'denied',
+      // A governance refusal raised here (data protection) is a denial; anything else a failure,
+      // including an unknown name answered the way the database would answer it.
+      outcome:
+        failure instanceof QueryFailedError || failure instanceof ServerStyleError ? 'failed' : 'denied',
       durationMs: performance.now() - t0,
       detail: failure.message,
     });

@@ -1,67 +1,149 @@
-// Functions and operators a statement may call under a policy. An allowlist, not a denylist:
-// a function the rewriter does not know could run SQL of its own (query_to_xml, dblink, a
-// PL/pgSQL function reading any table), sleep on a secret (pg_sleep, BENCHMARK), or read files.
+// Which functions a statement may call under a policy. Every column reference the rewriter
+// resolves is already replaced by its mask, so an ordinary built-in function only ever sees
+// masked values: whatever it computes (lower, overlay, to_tsvector, an error that quotes its
+// argument, the time it takes) is a function of the mask. What can carry a protected value out
+// is a function that reaches data by itself: running SQL of its own (query_to_xml, ts_stat), a
+// user-defined function (arbitrary code reading any table), files and large objects, the
+// catalog and statistics, settings, or sleeping on a condition. Those are refused by name;
+// built-in functions are allowed; names the server does not know answer as the server would.
 
-const COMMON = `
-count sum avg min max stddev stddev_pop stddev_samp variance var_pop var_samp bit_and bit_or
-row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
-lower upper length char_length character_length octet_length bit_length substr substring trim ltrim rtrim
-concat concat_ws replace left right lpad rpad repeat reverse ascii
-abs ceil ceiling floor round mod power pow sqrt exp ln log log10 sign greatest least
-now current_date current_timestamp current_time localtime localtimestamp extract md5
-regexp_replace regexp_substr regexp_instr regexp_like coalesce nullif
-`;
+/** Why a function is refused, in words a SQL user knows. */
+export type RefusalReason =
+  | 'runs SQL of its own'
+  | 'reads files or large objects'
+  | 'can leak through timing'
+  | 'reads or changes server settings'
+  | 'reads the system catalog or server state'
+  | 'has side effects';
 
-const POSTGRES_ONLY = `
-string_agg array_agg bool_and bool_or every json_agg jsonb_agg json_object_agg jsonb_object_agg
-percentile_cont percentile_disc mode corr covar_pop covar_samp
-initcap btrim strpos position split_part starts_with translate regexp_match regexp_matches
-regexp_split_to_array regexp_split_to_table regexp_count format to_char to_number to_date to_timestamp
-encode decode chr quote_ident quote_literal quote_nullable
-trunc cbrt div width_bucket pi random
-date_trunc date_part date_bin make_date make_time make_timestamp make_timestamptz make_interval age
-clock_timestamp statement_timestamp transaction_timestamp timezone justify_days justify_hours
-justify_interval isfinite
-to_json to_jsonb row_to_json array_to_json json_build_object jsonb_build_object json_build_array
-jsonb_build_array json_object jsonb_object json_array_length jsonb_array_length json_typeof jsonb_typeof
-json_extract_path json_extract_path_text jsonb_extract_path jsonb_extract_path_text jsonb_pretty jsonb_set
-jsonb_insert jsonb_strip_nulls json_strip_nulls json_each jsonb_each json_each_text jsonb_each_text
-json_array_elements jsonb_array_elements json_array_elements_text jsonb_array_elements_text
-json_object_keys jsonb_object_keys json_populate_record jsonb_populate_record json_to_record
-jsonb_to_record json_to_recordset jsonb_to_recordset jsonb_path_query jsonb_path_query_array
-jsonb_path_query_first jsonb_path_exists jsonb_path_match
-array_length array_to_string string_to_array unnest cardinality array_position array_positions
-array_remove array_replace array_append array_prepend array_cat array_upper array_lower
-generate_series generate_subscripts num_nulls num_nonnulls gen_random_uuid sha224 sha256 sha384 sha512
-`;
+const named = (reason: RefusalReason, names: string): Array<[string, RefusalReason]> =>
+  names
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((n) => [n, reason]);
 
-const MYSQL_ONLY = `
-group_concat json_arrayagg json_objectagg std
-lcase ucase substring_index locate instr position format date_format str_to_date curdate curtime
-date datediff date_add date_sub adddate subdate year month day dayofmonth dayofweek dayofyear hour
-minute second week weekday weekofyear dayname monthname quarter timestampdiff timestampadd
-unix_timestamp from_unixtime last_day makedate maketime time time_format to_days utc_timestamp sysdate
-truncate rand ifnull if isnull field elt ord bin oct conv hex unhex sha1 sha2 crc32 uuid char
-json_object json_array json_extract json_unquote json_length json_keys json_contains json_valid
-json_type json_quote json_depth json_search json_value cast convert exists space strcmp soundex
-`;
+/** Built-in Postgres functions refused by name (the prefixes below cover whole families). */
+const POSTGRES_REFUSED = new Map<string, RefusalReason>([
+  ...named(
+    'runs SQL of its own',
+    `query_to_xml query_to_xmlschema query_to_xml_and_xmlschema table_to_xml table_to_xmlschema
+     table_to_xml_and_xmlschema cursor_to_xml cursor_to_xmlschema schema_to_xml schema_to_xmlschema
+     schema_to_xml_and_xmlschema database_to_xml database_to_xmlschema database_to_xml_and_xmlschema
+     ts_stat ts_rewrite dblink dblink_exec dblink_open dblink_fetch dblink_send_query`,
+  ),
+  ...named('reads files or large objects', 'loread lowrite'),
+  ...named('reads or changes server settings', 'current_setting set_config'),
+  ...named('has side effects', 'nextval setval currval lastval'),
+  ...named(
+    'reads the system catalog or server state',
+    `obj_description col_description shobj_description row_security_active
+     current_query inet_client_addr inet_client_port inet_server_addr inet_server_port`,
+  ),
+]) as ReadonlyMap<string, RefusalReason>;
 
-const words = (s: string) => s.split(/\s+/).filter(Boolean);
+/** Whole families: pg_* reads the catalog or server state (pg_sleep: timing), lo_* large objects. */
+const POSTGRES_REFUSED_PREFIXES: Array<[string, RefusalReason]> = [
+  ['pg_sleep', 'can leak through timing'],
+  ['pg_read_', 'reads files or large objects'],
+  ['pg_ls_', 'reads files or large objects'],
+  ['pg_stat_file', 'reads files or large objects'],
+  ['pg_', 'reads the system catalog or server state'],
+  ['lo_', 'reads files or large objects'],
+  ['has_', 'reads the system catalog or server state'],
+  ['to_reg', 'reads the system catalog or server state'],
+  ['txid_', 'has side effects'],
+  ['brin_', 'has side effects'],
+  ['gin_', 'has side effects'],
+  ['binary_upgrade_', 'has side effects'],
+];
 
-/** Built-in Postgres functions (schema pg_catalog, or unqualified) allowed under a policy. */
-export const POSTGRES_FUNCTIONS: ReadonlySet<string> = new Set([...words(COMMON), ...words(POSTGRES_ONLY)]);
+/** pg_* functions that only look at their argument. */
+const POSTGRES_PG_ALLOWED = new Set(['pg_typeof', 'pg_column_size', 'pg_size_pretty', 'pg_size_bytes']);
 
-/** Built-in MySQL/MariaDB functions allowed under a policy (compared lower-case). */
-export const MYSQL_FUNCTIONS: ReadonlySet<string> = new Set([...words(COMMON), ...words(MYSQL_ONLY)]);
+/** Why a built-in Postgres function is refused, or null when it may run. */
+export function postgresRefusal(name: string): RefusalReason | null {
+  const n = name.toLowerCase();
+  if (POSTGRES_PG_ALLOWED.has(n)) return null;
+  const byName = POSTGRES_REFUSED.get(n);
+  if (byName) return byName;
+  return POSTGRES_REFUSED_PREFIXES.find(([prefix]) => n.startsWith(prefix))?.[1] ?? null;
+}
+
+/** MySQL/MariaDB built-in functions refused by name. */
+const MYSQL_REFUSED = new Map<string, RefusalReason>([
+  ...named(
+    'can leak through timing',
+    `sleep benchmark get_lock release_lock release_all_locks is_free_lock is_used_lock
+     master_pos_wait master_gtid_wait source_pos_wait wait_for_executed_gtid_set`,
+  ),
+  ...named('reads files or large objects', 'load_file'),
+  ...named('has side effects', 'nextval setval lastval last_insert_id found_rows row_count'),
+  ...named('reads the system catalog or server state', 'column_json_schema'),
+]) as ReadonlyMap<string, RefusalReason>;
+
+/** Why a built-in MySQL function is refused, or null when it may run. */
+export function mysqlRefusal(name: string): RefusalReason | null {
+  return MYSQL_REFUSED.get(name.toLowerCase()) ?? null;
+}
 
 /**
- * Built-in Postgres operators allowed under a policy. A user-defined operator calls an
- * arbitrary function, so it is refused like one.
+ * Built-in MySQL/MariaDB functions (MariaDB 10.x and MySQL 8, item_create.cc and the grammar's
+ * own function syntax). The server does not list them, so this list is how the rewriter tells
+ * a built-in from a stored function; a name on neither list answers as the server would.
  */
-export const POSTGRES_OPERATORS: ReadonlySet<string> = new Set(
-  words(
-    `= <> != < > <= >= + - * / % ^ || ~~ !~~ ~~* !~~* ~ ~* !~ !~* @> <@ && -> ->> #> #>> ? ?| ?& @? @@ #- |/ ||/ @ & | # << >>`,
-  ),
+export const MYSQL_BUILTINS: ReadonlySet<string> = new Set(
+  `abs acos add_months adddate addtime aes_decrypt aes_encrypt any_value ascii asin atan atan2 avg
+  benchmark bin binlog_gtid_pos bit_and bit_count bit_length bit_or bit_xor cast ceil ceiling char
+  char_length character_length charset chr coalesce coercibility collation column_add column_check
+  column_create column_delete column_exists column_get column_json column_list compress concat
+  concat_operator_oracle concat_ws connection_id conv convert convert_tz cos cot count crc32 crc32c
+  cume_dist curdate current_date current_role current_time current_timestamp current_user curtime
+  database date date_add date_format date_sub datediff day dayname dayofmonth dayofweek dayofyear
+  decode decode_histogram default degrees dense_rank des_decrypt des_encrypt elt encode encrypt exp
+  export_set extract extractvalue field find_in_set first_value floor format format_bytes
+  format_pico_time from_base64 from_days from_unixtime get_format greatest group_concat hex hour if
+  ifnull inet6_aton inet6_ntoa inet_aton inet_ntoa insert instr interval is_ipv4 is_ipv4_compat
+  is_ipv4_mapped is_ipv6 isnull json_array json_array_append json_array_insert json_arrayagg
+  json_compact json_contains json_contains_path json_depth json_detailed json_equals json_exists
+  json_extract json_insert json_keys json_length json_loose json_merge json_merge_patch
+  json_merge_preserve json_normalize json_object json_objectagg json_overlaps json_pretty json_query
+  json_quote json_remove json_replace json_search json_set json_table json_type json_unquote
+  json_valid json_value kdf lag last_day last_value lcase lead least left length lengthb ln
+  load_file locate localtime localtimestamp log log10 log2 lower lpad ltrim make_set makedate
+  maketime max md5 median microsecond mid min minute mod month monthname months_between
+  name_const natural_sort_key now nth_value ntile nullif nvl nvl2 oct octet_length old_password
+  ord password percent_rank percentile_cont percentile_disc period_add period_diff pi position pow
+  power quarter quote radians rand random_bytes rank regexp_instr regexp_like regexp_replace
+  regexp_substr release_all_locks release_lock repeat replace reverse right round row_number rpad
+  rtrim schema sec_to_time second session_user sformat sha sha1 sha2 sign sin sleep soundex space
+  sqrt std stddev stddev_pop stddev_samp str_to_date strcmp subdate substr substring
+  substring_index subtime sum sys_guid sysdate system_user tan time time_format time_to_sec
+  timediff timestamp timestampadd timestampdiff to_base64 to_char to_days to_seconds trim
+  trim_oracle truncate ucase uncompress uncompressed_length unhex unix_timestamp updatexml upper
+  user utc_date utc_time utc_timestamp uuid uuid_short values var_pop var_samp variance version
+  week weekday weekofyear weight_string year yearweek exists
+  st_area st_asbinary st_astext st_aswkb st_aswkt st_geomfromtext st_geometryfromtext st_x st_y
+  st_distance st_contains st_within st_intersects point linestring polygon`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+
+/** Postgres functions allowed when the server's catalog was not read (the rewriters' unit tests). */
+export const POSTGRES_FALLBACK_FUNCTIONS: ReadonlySet<string> = new Set(
+  `count sum avg min max lower upper length substr substring trim concat replace left right md5
+   coalesce nullif now overlay similar_to_escape encode convert_to to_tsvector xmlagg pg_typeof
+   string_agg array_agg json_agg jsonb_agg json_build_object row_number rank first_value row_to_json to_jsonb
+   date_trunc extract to_char regexp_replace regexp_matches generate_series`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+
+/** Built-in Postgres operators when the server's catalog was not read (unit tests). */
+export const POSTGRES_FALLBACK_OPERATORS: ReadonlySet<string> = new Set(
+  `= <> != < > <= >= + - * / % ^ || ~~ !~~ ~~* !~~* ~ ~* !~ !~* @> <@ && -> ->> #> #>> ? ?| ?& @? @@
+   #- |/ ||/ @ & | # << >> ^@`
+    .split(/\s+/)
+    .filter(Boolean),
 );
 
 /** Set-returning functions in FROM whose output columns are known: name → columns (null: the alias). */

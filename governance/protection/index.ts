@@ -13,8 +13,9 @@ import { rewriteMysql } from './mysql.ts';
 import { rewritePostgres } from './postgres.ts';
 import { MASK, ProtectionRefusedError, RuleBook, UnknownObjectError } from './rules.ts';
 import { type DbSchema, readDbSchema, SchemaCache } from './schema-cache.ts';
+import { scrubError, scrubResult } from './scrub.ts';
 
-export { ProtectionParseError, ProtectionRefusedError } from './rules.ts';
+export { ProtectionParseError, ProtectionRefusedError, ServerStyleError } from './rules.ts';
 
 export interface ProtectionDeps {
   sql: Tx;
@@ -40,10 +41,16 @@ export interface ProtectionPlan {
   applied: { policyId: string; rewritten: boolean } | null;
   /** Second line of defence on the result (fail closed where the source cannot be established). */
   redact(result: QueryResult): QueryResult;
+  /**
+   * The error to report when the server refused the planned statement: its message may quote
+   * the rewritten statement (MariaDB reprints expressions), which is taken out (scrub.ts).
+   */
+  failure(err: unknown): unknown;
 }
 
 const schemas = new SchemaCache();
 const identity = (r: QueryResult) => r;
+const same = (err: unknown) => err;
 
 /**
  * Plans a statement under the actor's data-protection policy on `db` (issue 6). Without an
@@ -52,7 +59,14 @@ const identity = (r: QueryResult) => r;
  */
 export async function planProtection(deps: ProtectionDeps, input: ProtectionInput): Promise<ProtectionPlan> {
   const found = await policyFor(deps.sql, input.db, input.actor);
-  if (!found) return { statement: input.statement, params: input.params, applied: null, redact: identity };
+  if (!found)
+    return {
+      statement: input.statement,
+      params: input.params,
+      applied: null,
+      redact: identity,
+      failure: same,
+    };
   const { db } = input;
   if (db.adapter !== 'postgres' && db.adapter !== 'mysql') {
     // README "What each engine gets": no parser we trust for these dialects, so fail closed.
@@ -83,7 +97,8 @@ export async function planProtection(deps: ProtectionDeps, input: ProtectionInpu
     statement,
     params: input.params,
     applied: { policyId: found.policy.id, rewritten: statement !== input.statement },
-    redact: db.adapter === 'postgres' ? (r) => redactBySource(r, schema, rules) : identity,
+    redact: (r) => scrubResult(db.adapter === 'postgres' ? redactBySource(r, schema, rules) : r, rules.salt),
+    failure: (err) => scrubError(err, rules.salt),
   };
 }
 
@@ -135,7 +150,8 @@ export async function describeProtection(
 
 const REFUSED_NOTES = [
   'only single SELECT statements (with UNION, WITH, subqueries) run; writes, COPY, DO, CALL, PREPARE/EXECUTE, cursors and EXPLAIN are refused',
-  'whole-row references (row_to_json(t), to_jsonb(t), t.*) inside expressions, system catalogs, and functions outside an allowlist are refused',
+  'whole-row references (row_to_json(t), to_jsonb(t), t.*) inside expressions and system catalogs are refused',
+  'built-in functions run on the masked values; user-defined functions, dynamic SQL, file access, sleeping, settings and catalog functions are refused',
   'a masked column reads as the mask everywhere, including WHERE, JOIN, GROUP BY and ORDER BY',
 ];
 

@@ -2,28 +2,20 @@
 // Postgres one (scope.ts), the same replacement of every protected column reference, and the
 // statement printed back with the parser's own sqlify so the server runs exactly what was checked.
 // Tree helpers are in mysql-ast.ts, outright refusals in mysql-refuse.ts.
+import { isObj, leadingKeyword, list, nameOf, type Obj, parser, qualifier } from './mysql-ast.ts';
+import { checkUsing, escapeName, LITERALS, protectMysql } from './mysql-mask.ts';
+import { itemTexts, parseMysql, restoreMarks } from './mysql-parse.ts';
 import {
-  columnName,
-  isObj,
-  leadingKeyword,
-  list,
-  nameOf,
-  type Obj,
-  parseExpr,
-  parser,
-  qualifier,
-  tick,
-} from './mysql-ast.ts';
-import { checkFunction, SELECT_KEYS, SYSTEM_SCHEMAS, stringLiteral } from './mysql-refuse.ts';
-import {
-  MASK,
-  ProtectionParseError,
-  ProtectionRefusedError,
-  type RuleBook,
-  UnknownObjectError,
-} from './rules.ts';
+  checkFunction,
+  checkIdentifiers,
+  SELECT_KEYS,
+  SYSTEM_SCHEMAS,
+  stringLiteral,
+} from './mysql-refuse.ts';
+import { itemName, normalize } from './mysql-text.ts';
+import { ProtectionRefusedError, type RuleBook, UnknownColumnError, UnknownObjectError } from './rules.ts';
 import type { DbSchema } from './schema-cache.ts';
-import { type BaseEntry, baseEntry, type Entry, type Level, Scope } from './scope.ts';
+import { baseEntry, type Entry, type Level, Scope } from './scope.ts';
 
 /** Rewrites one MySQL/MariaDB statement for a policy; returns the SQL to run. */
 export function rewriteMysql(
@@ -38,14 +30,8 @@ export function rewriteMysql(
       `only SELECT statements run under a data-protection policy; ${keyword || 'this statement'} is refused`,
     );
   }
-  let ast: unknown;
-  try {
-    ast = parser.astify(sql, { database: flavor });
-  } catch (err) {
-    throw new ProtectionParseError(
-      `the statement could not be analyzed: ${err instanceof Error ? err.message.slice(0, 200) : 'syntax error'}`,
-    );
-  }
+  const normal = normalize(sql);
+  const { ast, grammar } = parseMysql(normal.sql, flavor);
   const stmts = Array.isArray(ast) ? ast : [ast];
   if (stmts.length !== 1 || !isObj(stmts[0]))
     throw new ProtectionRefusedError('exactly one statement may run under a data-protection policy');
@@ -54,16 +40,30 @@ export function rewriteMysql(
     throw new ProtectionRefusedError(
       `only SELECT statements run under a data-protection policy; ${String(stmt.type).toUpperCase()} is refused`,
     );
-  new MysqlRewriter(schema, rules).select(stmt, new Scope([], true), [], true);
-  return parser.sqlify(stmt as never, { database: flavor });
+  checkIdentifiers(stmt);
+  restoreMarks(stmt, normal);
+  const rewriter = new MysqlRewriter(schema, rules, itemTexts(stmt, sql), grammar);
+  try {
+    rewriter.select(stmt, new Scope([], true), [], true);
+  } catch (err) {
+    // The server names the clause an unknown column is in.
+    if (err instanceof UnknownColumnError) throw new UnknownColumnError(err.parts, true, rewriter.clause);
+    throw err;
+  }
+  return parser.sqlify(stmt as never, { database: grammar });
 }
 
 type Ctes = ReadonlyArray<Map<string, string[] | null>>;
 
 class MysqlRewriter {
+  /** The clause being rewritten, as the server names it in an unknown-column error. */
+  clause = 'field list';
+
   constructor(
     private readonly schema: DbSchema,
     private readonly rules: RuleBook,
+    private readonly texts: WeakMap<object, string>,
+    private readonly grammar: 'MySQL' | 'MariaDB',
   ) {}
 
   select(sel: Obj, outer: Scope, ctes: Ctes, top: boolean): string[] | null {
@@ -73,20 +73,26 @@ class MysqlRewriter {
     if (sel.type !== 'select')
       throw new ProtectionRefusedError(`${String(sel.type).toUpperCase()} in this position is refused`);
     if (isObj(sel.into) && sel.into.position) throw new ProtectionRefusedError('SELECT ... INTO is refused');
-    if (sel.window) throw new ProtectionRefusedError('named WINDOW clauses are not supported');
     const visible = sel.with ? [...ctes, this.with(list(sel.with), outer, ctes)] : ctes;
     const level: Level = { entries: [], using: new Set() };
     for (const item of list(sel.from)) this.fromItem(item, level, outer, visible);
     const scope = outer.push(level);
-    sel.columns = this.targets(list(sel.columns), level, scope, visible, top);
-    const outputs = list(sel.columns).map((c) => (isObj(c) ? (nameOf(c.as) ?? columnName(c.expr)) : null));
+    this.clause = 'field list';
+    const { columns, outputs } = this.targets(list(sel.columns), level, scope, visible, top);
+    sel.columns = columns;
+    this.clause = 'where clause';
     sel.where = this.expr(sel.where, scope, visible);
     // GROUP BY and HAVING look in FROM first, ORDER BY in the select list first (MySQL manual,
     // "Problems with Column Aliases"); a bare output name is already a protected value.
     const known = outputs.filter((o): o is string => o !== null);
+    this.clause = 'group statement';
     if (isObj(sel.groupby))
       sel.groupby.columns = list(sel.groupby.columns).map((g) => this.key(g, scope, visible, known, false));
+    this.clause = 'having clause';
     sel.having = this.key(sel.having, scope, visible, known, false);
+    this.clause = 'window specification';
+    sel.window = this.expr(sel.window, scope, visible);
+    this.clause = 'order clause';
     for (const o of list(sel.orderby)) if (isObj(o)) o.expr = this.key(o.expr, scope, visible, known, true);
     sel.limit = this.expr(sel.limit, scope, visible);
     if (isObj(sel._next)) this.select(sel._next, outer, visible, top);
@@ -125,9 +131,12 @@ class MysqlRewriter {
     }
     level.entries.push(entry);
     const using = list(item.using).map((u) => nameOf(u) ?? '');
-    for (const u of using) this.checkUsing(u, level);
+    for (const u of using) checkUsing(this.rules, u, level);
     for (const u of using) level.using.add(u);
-    if (item.on) item.on = this.expr(item.on, outer.push(level), ctes);
+    if (item.on) {
+      this.clause = 'on clause';
+      item.on = this.expr(item.on, outer.push(level), ctes);
+    }
   }
 
   private relation(db: string | null, name: string, alias: string | null, ctes: Ctes): Entry {
@@ -140,25 +149,27 @@ class MysqlRewriter {
     if (db !== null && SYSTEM_SCHEMAS.has(db.toLowerCase()))
       throw new ProtectionRefusedError(`system schema ${db} is refused`);
     const rel = this.schema.find(db, name);
-    if (!rel) throw new UnknownObjectError(`table ${db ? `${db}.` : ''}${name} is not known`);
+    if (!rel)
+      throw new UnknownObjectError(`Table '${db ?? this.schema.searchPath[0] ?? ''}.${name}' doesn't exist`);
     return baseEntry(rel, alias, [], db);
   }
 
-  private checkUsing(name: string, level: Level): void {
-    for (const e of level.entries) {
-      if (e.kind !== 'base') continue;
-      const i = e.colNames.findIndex((c) => c.toLowerCase() === name.toLowerCase());
-      const col = i >= 0 ? e.rel.columns[i] : undefined;
-      if (col && !this.rules.isShown(e.rel.schema, e.rel.name, col.name)) {
-        throw new ProtectionRefusedError(
-          `JOIN USING (${name}) compares a protected column; join ON it instead`,
-        );
-      }
-    }
-  }
-
-  private targets(columns: unknown[], level: Level, scope: Scope, ctes: Ctes, top: boolean): unknown[] {
+  /**
+   * The select list, `*` expanded so each protected column is masked. Every item whose printed
+   * text would differ from what was written is named explicitly with the name the server gives
+   * the written item (its column name, or its text), so neither a mask nor the salt nor the
+   * printer's spelling shows in a column name; inner levels are named so outer references
+   * resolve against the server's names.
+   */
+  private targets(
+    columns: unknown[],
+    level: Level,
+    scope: Scope,
+    ctes: Ctes,
+    top: boolean,
+  ): { columns: unknown[]; outputs: Array<string | null> } {
     const out: unknown[] = [];
+    const outputs: Array<string | null> = [];
     for (const c of columns) {
       if (!isObj(c)) throw new ProtectionRefusedError('this select list is not supported');
       const ref = isObj(c.expr) && c.expr.type === 'column_ref' ? c.expr : null;
@@ -168,28 +179,61 @@ class MysqlRewriter {
         if (table === null && level.using.size > 0)
           throw new ProtectionRefusedError('* over a JOIN USING is not supported: list the columns');
         for (const e of entries) {
-          if (!e) throw new UnknownObjectError(`the table reference ${table} is not known`);
-          out.push(...this.expand(e));
+          if (!e) throw new UnknownObjectError(`Unknown table '${table}'`);
+          const expanded = this.expand(e);
+          out.push(...expanded.columns);
+          outputs.push(...expanded.outputs);
         }
         continue;
       }
+      const alias = nameOf(c.as);
+      // The server names a literal after its value, except `.5`, which normalize() spelled 0.5.
+      const literal =
+        isObj(c.expr) && LITERALS.has(String(c.expr.type)) && !this.texts.get(c)?.trimStart().startsWith('.');
+      const before = alias === null && !ref && !literal ? this.original(c) : null;
       c.expr = this.expr(c.expr, scope, ctes);
-      // Keep a replaced column's name; inner levels keep theirs so outer references resolve.
-      if (ref && !nameOf(c.as) && (c.expr !== ref || !top)) c.as = nameOf(ref.column);
+      let name = alias;
+      if (alias === null && ref && (c.expr !== ref || !top)) name = nameOf(ref.column);
+      else if (before !== null) name = before;
+      else if (alias === null && ref) name = nameOf(ref.column);
+      if (alias === null && name !== null && (!ref || c.expr !== ref || !top)) c.as = escapeName(name);
+      outputs.push(name);
       out.push(c);
     }
-    return out;
+    return { columns: out, outputs };
   }
 
-  private expand(entry: Entry): unknown[] {
+  /** The name the server gives an unaliased expression item as written. */
+  private original(c: Obj): string {
+    const text = this.texts.get(c);
+    if (text !== undefined) return itemName(text);
+    // The item's text was not found: its printed original, never the rewritten one.
+    try {
+      const printed = parser.sqlify(
+        { type: 'select', columns: [{ expr: structuredClone(c.expr), as: null }] } as never,
+        { database: this.grammar },
+      );
+      return printed.replace(/^SELECT\s+/i, '');
+    } catch {
+      return '?column?';
+    }
+  }
+
+  private expand(entry: Entry): { columns: unknown[]; outputs: Array<string | null> } {
     if (entry.kind === 'derived') {
       if (!entry.refName) throw new ProtectionRefusedError('* over an unaliased subquery is not supported');
-      return [{ expr: { type: 'column_ref', table: entry.refName, column: '*' }, as: null }];
+      return {
+        columns: [{ expr: { type: 'column_ref', table: entry.refName, column: '*' }, as: null }],
+        outputs: entry.columns ?? [null],
+      };
     }
-    return entry.colNames.map((name, i) => ({
-      expr: this.protect(entry, i, { type: 'column_ref', table: entry.refName, column: name }),
-      as: name,
-    }));
+    return {
+      columns: entry.colNames.map((name, i) => ({
+        expr: protectMysql(this.rules, entry, i, { type: 'column_ref', table: entry.refName, column: name }),
+        as: escapeName(name),
+      })),
+      outputs: entry.colNames,
+    };
   }
 
   private key(node: unknown, scope: Scope, ctes: Ctes, outputs: string[], outputFirst: boolean): unknown {
@@ -220,11 +264,15 @@ class MysqlRewriter {
         return stringLiteral(n);
       case 'column_ref':
         return this.columnRef(n, scope);
+      case 'var':
+        if (n.prefix === '@@')
+          throw new ProtectionRefusedError(`reading the server setting @@${String(n.name)} is refused`);
+        break;
       case 'function':
-        checkFunction(n.name);
+        checkFunction(n.name, this.schema);
         break;
       case 'aggr_func':
-        checkFunction({ name: [{ value: String(n.name) }] });
+        checkFunction({ name: [{ value: String(n.name) }] }, this.schema);
         break;
       case 'select':
         throw new ProtectionRefusedError('a SELECT in this position is not supported');
@@ -241,26 +289,12 @@ class MysqlRewriter {
     const q = qualifier(n);
     const r = q.length === 0 ? scope.resolveBare(column, false) : scope.resolveQualified(q, column);
     if (r.kind === 'derived') return n;
-    return this.protect(r.entry, r.entry.rel.columns.indexOf(r.column), n);
-  }
-
-  private protect(entry: BaseEntry, i: number, ref: unknown): unknown {
-    const col = entry.rel.columns[i]!;
-    const t = this.rules.treatment(entry.rel.schema, entry.rel.name, col.name);
-    const c = `${tick(entry.refName)}.${tick(entry.colNames[i]!)}`;
-    switch (t.action) {
-      case 'show':
-        return ref;
-      case 'mask':
-        return parseExpr(`'${MASK}'`);
-      case 'hide':
-        return parseExpr('NULL');
-      case 'hash':
-        return parseExpr(`MD5(CONCAT('${this.rules.salt}:', ${c}))`);
-      case 'partial':
-        return parseExpr(
-          `CASE WHEN CHAR_LENGTH(${c}) > ${t.keepFirst + t.keepLast} THEN CONCAT(LEFT(${c}, ${t.keepFirst}), '${MASK}', RIGHT(${c}, ${t.keepLast})) ELSE '${MASK}' END`,
-        );
+    const masked = protectMysql(this.rules, r.entry, r.entry.rel.columns.indexOf(r.column), n);
+    // CONVERT(col USING cs) and col COLLATE x hang on the reference: keep them on the mask.
+    if (masked !== n && isObj(masked)) {
+      if (n.suffix) masked.suffix = n.suffix;
+      if (n.collate) masked.collate = n.collate;
     }
+    return masked;
   }
 }

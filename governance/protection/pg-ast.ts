@@ -98,59 +98,91 @@ const SVF_NAMES: Record<string, string> = {
   SVFOP_CURRENT_SCHEMA: 'current_schema',
 };
 
+const XML_NAMES: Record<string, string> = {
+  IS_XMLCONCAT: 'xmlconcat',
+  IS_XMLELEMENT: 'xmlelement',
+  IS_XMLFOREST: 'xmlforest',
+  IS_XMLPARSE: 'xmlparse',
+  IS_XMLPI: 'xmlpi',
+  IS_XMLROOT: 'xmlroot',
+  IS_XMLSERIALIZE: 'xmlserialize',
+};
+
 /**
  * The output name Postgres gives an unnamed select-list expression (FigureColname in
- * parse_target.c), closely enough: the rewriter names every inner output explicitly with it,
- * so the names it resolves against are the names the server uses.
+ * parse_target.c): the rewriter names every rewritten output with it, so a result keeps the
+ * name the statement as written would have had, and outer references resolve as on the server.
  */
 export function figureName(n: unknown): string {
+  return figure(n)?.[0] ?? '?column?';
+}
+
+/** [name, strength]: 2 for a column or function name, 1 for a type or CASE, as the server ranks them. */
+function figure(n: unknown): [string, number] | null {
   const kind = kindOf(n);
-  const f = kind ? (n as PgNode)[kind]! : {};
+  if (!kind) return null;
+  const f = (n as PgNode)[kind]!;
+  const strong = (name: string): [string, number] => [name, 2];
   switch (kind) {
     case 'ColumnRef': {
-      const last = list(f.fields).at(-1);
-      return sval(last) ?? '?column?';
+      const last = list(f.fields)
+        .map(sval)
+        .filter((x): x is string => x !== null)
+        .at(-1);
+      return last === undefined ? null : strong(last);
     }
     case 'A_Indirection': {
-      const last = list(f.indirection).at(-1);
-      return sval(last) ?? figureName(f.arg);
+      const last = list(f.indirection)
+        .map(sval)
+        .filter((x): x is string => x !== null)
+        .at(-1);
+      return last === undefined ? figure(f.arg) : strong(last);
     }
     case 'FuncCall':
-      return names(f.funcname).at(-1) ?? '?column?';
+      return strong(names(f.funcname).at(-1) ?? '?column?');
     case 'A_Expr':
-      return f.kind === 'AEXPR_NULLIF' ? 'nullif' : '?column?';
-    case 'TypeCast':
-    case 'CollateClause': {
-      const inner = figureName(f.arg);
-      if (inner !== '?column?' || kind === 'CollateClause') return inner;
-      const typeNames = names((f.typeName as Fields | undefined)?.names);
-      return typeNames.at(-1) ?? '?column?';
+      return f.kind === 'AEXPR_NULLIF' ? strong('nullif') : null;
+    case 'TypeCast': {
+      const inner = figure(f.arg);
+      if (inner && inner[1] > 1) return inner;
+      const typeName = names((f.typeName as Fields | undefined)?.names).at(-1);
+      return typeName ? [typeName, 1] : inner;
     }
-    case 'SubLink': {
-      if (f.subLinkType === 'EXISTS_SUBLINK') return 'exists';
-      if (f.subLinkType === 'ARRAY_SUBLINK') return 'array';
-      if (f.subLinkType === 'EXPR_SUBLINK') {
-        const target = list(as(f.subselect, 'SelectStmt')?.targetList)[0];
-        const rt = as(target, 'ResTarget');
-        return rt ? (typeof rt.name === 'string' ? rt.name : figureName(rt.val)) : '?column?';
-      }
-      return '?column?';
-    }
-    case 'CaseExpr':
-      return 'case';
-    case 'A_ArrayExpr':
-      return 'array';
-    case 'RowExpr':
-      return 'row';
-    case 'CoalesceExpr':
-      return 'coalesce';
-    case 'MinMaxExpr':
-      return f.op === 'IS_GREATEST' ? 'greatest' : 'least';
+    case 'CollateClause':
+      return figure(f.arg);
     case 'GroupingFunc':
-      return 'grouping';
-    case 'SQLValueFunction':
-      return SVF_NAMES[String(f.op)] ?? '?column?';
+      return strong('grouping');
+    case 'SubLink': {
+      if (f.subLinkType === 'EXISTS_SUBLINK') return strong('exists');
+      if (f.subLinkType === 'ARRAY_SUBLINK') return strong('array');
+      if (f.subLinkType !== 'EXPR_SUBLINK') return null;
+      const rt = as(list(as(f.subselect, 'SelectStmt')?.targetList)[0], 'ResTarget');
+      if (!rt) return null;
+      return typeof rt.name === 'string' ? strong(rt.name) : figure(rt.val);
+    }
+    case 'CaseExpr': {
+      const inner = figure(f.defresult);
+      return inner && inner[1] > 1 ? inner : ['case', 1];
+    }
+    case 'A_ArrayExpr':
+      return strong('array');
+    case 'RowExpr':
+      return strong('row');
+    case 'CoalesceExpr':
+      return strong('coalesce');
+    case 'MinMaxExpr':
+      return strong(f.op === 'IS_GREATEST' ? 'greatest' : 'least');
+    case 'SQLValueFunction': {
+      const name = SVF_NAMES[String(f.op)];
+      return name ? strong(name) : null;
+    }
+    case 'XmlExpr': {
+      const name = XML_NAMES[String(f.op)];
+      return name ? strong(name) : null;
+    }
+    case 'XmlSerialize':
+      return strong('xmlserialize');
     default:
-      return '?column?';
+      return null;
   }
 }

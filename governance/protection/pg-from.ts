@@ -114,7 +114,7 @@ function relation(
     throw new ProtectionRefusedError(`system catalog ${schema ? `${schema}.` : ''}${name} is refused`);
   }
   const rel = schemaInfo.find(schema, name);
-  if (!rel) throw new UnknownObjectError(`relation ${schema ? `${schema}.` : ''}${name} is not known`);
+  if (!rel) throw new UnknownObjectError(`relation "${schema ? `${schema}.` : ''}${name}" does not exist`);
   return baseEntry(rel, alias, colAliases, schema);
 }
 

@@ -1,9 +1,10 @@
 // What the Postgres rewriter refuses outright, whatever the policy: statements other than SELECT,
-// clauses it does not understand, and functions and operators outside the allowlists
-// (functions.ts). Refusing is the safe answer to anything the rewriter cannot prove safe.
-import { POSTGRES_FUNCTIONS, POSTGRES_OPERATORS } from './functions.ts';
+// clauses it does not understand, and functions and operators that could reach data by
+// themselves (functions.ts). Refusing is the safe answer to anything the rewriter cannot prove safe.
+import { POSTGRES_FALLBACK_FUNCTIONS, POSTGRES_FALLBACK_OPERATORS, postgresRefusal } from './functions.ts';
 import { as, type Fields, isObj, kindOf } from './pg-ast.ts';
-import { ProtectionRefusedError } from './rules.ts';
+import { ProtectionRefusedError, UnknownObjectError } from './rules.ts';
+import type { DbSchema } from './schema-cache.ts';
 
 /** Statement kinds that are never run under a policy, with the name the refusal uses. */
 export const STATEMENT_NAMES: Record<string, string> = {
@@ -59,22 +60,46 @@ export function mustSelect(v: unknown): Fields {
   return sel;
 }
 
-/** A function call must be on the allowlist, unqualified or in pg_catalog. */
-export function checkFunction(fname: string[]): void {
+/**
+ * A function may run when it is a built-in of pg_catalog that cannot reach data by itself
+ * (functions.ts). A qualified name outside pg_catalog, or a name a user-defined function also
+ * has (it could be chosen by overload resolution), is user-defined code and refused; a name
+ * the server does not have answers as the server would.
+ */
+export function checkFunction(fname: string[], schema: DbSchema): void {
   const name = fname.at(-1)?.toLowerCase() ?? '';
-  const schemaOk = fname.length === 1 || (fname.length === 2 && fname[0] === 'pg_catalog');
-  if (!schemaOk || !POSTGRES_FUNCTIONS.has(name)) {
+  const shown = fname.join('.');
+  const qualified = fname.length > 1;
+  if (qualified && !(fname.length === 2 && fname[0] === 'pg_catalog')) {
     throw new ProtectionRefusedError(
-      `function ${fname.join('.')} is not on the list of functions allowed under a policy`,
+      `${shown}() is a user-defined function; only built-in functions run under a policy`,
     );
   }
+  const reason = postgresRefusal(name);
+  if (reason) throw new ProtectionRefusedError(`function ${shown}() ${reason}, so it is refused`);
+  const r = schema.routines;
+  if (!r) {
+    if (POSTGRES_FALLBACK_FUNCTIONS.has(name)) return;
+    throw new ProtectionRefusedError(`function ${shown}() is not known to be built in, so it is refused`);
+  }
+  if (!qualified && r.userFunctions.has(name)) {
+    throw new ProtectionRefusedError(
+      `${shown}() is a user-defined function; only built-in functions run under a policy`,
+    );
+  }
+  if (!r.builtinFunctions.has(name)) throw new UnknownObjectError(`function ${shown}() does not exist`);
 }
 
-/** An operator must be on the allowlist, unqualified or in pg_catalog. */
-export function checkOperator(op: string[]): void {
+/** An operator must be built in, and no user-defined operator may share its symbol. */
+export function checkOperator(op: string[], schema: DbSchema): void {
   const symbol = op.at(-1) ?? '';
-  const schemaOk = op.length === 1 || (op.length === 2 && op[0] === 'pg_catalog');
-  if (!schemaOk || !POSTGRES_OPERATORS.has(symbol)) {
-    throw new ProtectionRefusedError(`operator ${op.join('.')} is not allowed under a policy`);
+  const qualified = op.length > 1 && !(op.length === 2 && op[0] === 'pg_catalog');
+  const r = schema.routines;
+  const builtin = r ? r.builtinOperators.has(symbol) : POSTGRES_FALLBACK_OPERATORS.has(symbol);
+  if (qualified || !builtin || r?.userOperators.has(symbol)) {
+    // A user-defined operator calls a user-defined function.
+    throw new ProtectionRefusedError(
+      `operator ${op.join('.')} is user-defined or unknown; only built-in operators run under a policy`,
+    );
   }
 }

@@ -42,7 +42,56 @@ export async function rewritePostgres(sql: string, schema: DbSchema, rules: Rule
     );
   }
   new PgRewriter(schema, rules).select(select, new Scope([], false), [], true);
-  return deparseSync(tree as never) as string;
+  const printed = deparseSync(tree as never) as string;
+  // The printer writes a few names bare (CTE and window names), where a crafted name could
+  // turn into SQL of its own: the server must read exactly the tree that was checked.
+  let back: unknown;
+  try {
+    back = parsePg(printed);
+  } catch {
+    back = null;
+  }
+  if (canonical(back) !== canonical(tree)) {
+    throw new ProtectionRefusedError(
+      'the statement could not be printed back unchanged (a name with quotes, commas or comment marks?); use plain names',
+    );
+  }
+  return printed;
+}
+
+const OPERATOR_KINDS = new Set([
+  'AEXPR_OP',
+  'AEXPR_OP_ANY',
+  'AEXPR_OP_ALL',
+  'AEXPR_LIKE',
+  'AEXPR_ILIKE',
+  'AEXPR_SIMILAR',
+  'AEXPR_DISTINCT',
+  'AEXPR_NOT_DISTINCT',
+  'AEXPR_NULLIF',
+  'AEXPR_IN',
+]);
+
+const POSITIONS = new Set([
+  'location',
+  'stmt_location',
+  'stmt_len',
+  'list_start',
+  'list_end',
+  'name_location',
+  'rexpr_list_start',
+  'rexpr_list_end',
+]);
+
+/** A tree without source positions, keys sorted, as text, for comparing two parses. */
+function canonical(tree: unknown): string {
+  return JSON.stringify(tree, (_key, value: unknown) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort())
+      if (!POSITIONS.has(k)) sorted[k] = (value as Record<string, unknown>)[k];
+    return sorted;
+  });
 }
 
 class PgRewriter implements Rewrite {
@@ -121,17 +170,22 @@ class PgRewriter implements Rewrite {
         if (qualifier.length === 0) out.push(...trees.flatMap((tree) => expandTree(this.rules, tree)));
         else {
           const entry = scope.findEntry(qualifier);
-          if (!entry) throw new UnknownObjectError(`the table reference ${qualifier.join('.')} is not known`);
+          if (!entry)
+            throw new UnknownObjectError(`missing FROM-clause entry for table "${qualifier.at(-1)}"`);
           out.push(...expandEntry(this.rules, entry));
         }
         continue;
       }
-      const wasColumn = ref !== null;
+      // The name the server would give the target as written, before anything is replaced
+      // in it: the result keeps it, so neither the mask nor the salt shows in a column name.
+      const before = typeof rt.name === 'string' ? null : JSON.stringify(rt.val);
+      const name = before === null ? null : figureName(rt.val);
       rt.val = this.expr(rt.val, scope, ctes);
-      // Keep the name a replaced column had; inner levels are named explicitly so that the
-      // names the rewriter resolves outer references against are the server's.
-      if (typeof rt.name !== 'string' && (!top || (wasColumn && kindOf(rt.val) !== 'ColumnRef'))) {
-        rt.name = wasColumn ? (sval(fields.at(-1)) ?? figureName(rt.val)) : figureName(rt.val);
+      // Inner levels are named explicitly too, so that the names the rewriter resolves outer
+      // references against are the server's.
+      if (name !== null && (!top || JSON.stringify(rt.val) !== before)) {
+        // A scalar subquery is named after its own first output, which rewriting named.
+        rt.name = as(rt.val, 'SubLink')?.subLinkType === 'EXPR_SUBLINK' ? figureName(rt.val) : name;
       }
       out.push(t);
     }
@@ -172,11 +226,11 @@ class PgRewriter implements Rewrite {
         return n;
       }
       case 'FuncCall':
-        checkFunction(names(f.funcname));
+        checkFunction(names(f.funcname), this.schema);
         break;
       case 'A_Expr':
-        if (['AEXPR_OP', 'AEXPR_OP_ANY', 'AEXPR_OP_ALL'].includes(String(f.kind)))
-          checkOperator(names(f.name));
+        // LIKE, SIMILAR TO, IN, IS DISTINCT FROM and NULLIF call an operator too.
+        if (OPERATOR_KINDS.has(String(f.kind))) checkOperator(names(f.name), this.schema);
         break;
       case 'SelectStmt':
       case 'RangeVar':
@@ -198,7 +252,7 @@ class PgRewriter implements Rewrite {
         );
       }
       if (!entry && qualifier.length)
-        throw new UnknownObjectError(`the table reference ${qualifier.join('.')} is not known`);
+        throw new UnknownObjectError(`missing FROM-clause entry for table "${qualifier.at(-1)}"`);
       return n;
     }
     const parts = names(fields);

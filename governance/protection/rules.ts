@@ -79,7 +79,38 @@ export class ProtectionParseError extends AppError {
 }
 
 /**
- * A relation or column the cached schema does not know: the schema may have changed since
- * it was read, so the caller reads it again once before refusing.
+ * An error the database itself would have raised (an unknown column, table or function), said
+ * in the server's words: data protection is not the reason the statement cannot run, so the
+ * message does not mention it.
  */
-export class UnknownObjectError extends ProtectionRefusedError {}
+export class ServerStyleError extends AppError {
+  constructor(message: string) {
+    super(422, 'query-failed', 'Query failed', message);
+  }
+}
+
+/**
+ * A relation, column or function the cached schema does not know: the schema may have changed
+ * since it was read, so the caller reads it again once before answering as the server would.
+ */
+export class UnknownObjectError extends ServerStyleError {}
+
+/**
+ * A column no FROM item has, said as the server says it: Postgres `column "x" does not exist`,
+ * MySQL `Unknown column 'x' in '<clause>'` (the MySQL rewriter fills in the clause).
+ */
+export class UnknownColumnError extends UnknownObjectError {
+  constructor(
+    readonly parts: string[],
+    mysql: boolean,
+    clause = 'field list',
+  ) {
+    super(
+      mysql
+        ? `Unknown column '${parts.join('.')}' in '${clause}'`
+        : parts.length === 1
+          ? `column "${parts[0]}" does not exist`
+          : `column ${parts.join('.')} does not exist`,
+    );
+  }
+}

@@ -20,6 +20,18 @@ export interface RelationInfo {
   columns: ColumnInfo[];
 }
 
+/**
+ * The functions and operators a statement could call, by name: those built into the server
+ * (Postgres: schema pg_catalog; MySQL: not listed, the rewriter knows them) and those defined
+ * by users (any other schema; MySQL: stored functions of the current database).
+ */
+export interface Routines {
+  builtinFunctions: ReadonlySet<string>;
+  userFunctions: ReadonlySet<string>;
+  builtinOperators: ReadonlySet<string>;
+  userOperators: ReadonlySet<string>;
+}
+
 /** What the rewriter knows of one database. */
 export class DbSchema {
   private readonly byName = new Map<string, RelationInfo>();
@@ -30,6 +42,8 @@ export class DbSchema {
     /** Schemas an unqualified name is looked up in, in order (Postgres search_path; MySQL the current database). */
     readonly searchPath: string[],
     private readonly foldCase: boolean,
+    /** Null when not read (unit tests): the rewriter then falls back on its own lists. */
+    readonly routines: Routines | null = null,
   ) {
     for (const r of relations) {
       this.byName.set(this.key(r.schema, r.name), r);
@@ -78,6 +92,47 @@ SELECT c.TABLE_SCHEMA, c.TABLE_NAME, t.TABLE_TYPE = 'VIEW', '', c.COLUMN_NAME, c
  WHERE c.TABLE_SCHEMA = DATABASE()
  ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION`;
 
+// Function and operator names, built-in (pg_catalog) or not; pg_toast, pg_temp_N and
+// information_schema are left out (unqualified calls never reach them).
+const PG_ROUTINES_QUERY = `
+select distinct 'f', n.nspname = 'pg_catalog', p.proname
+  from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+ where n.nspname = 'pg_catalog' or (n.nspname <> 'information_schema' and n.nspname not like 'pg\\_%')
+union all
+select distinct 'o', n.nspname = 'pg_catalog', o.oprname
+  from pg_catalog.pg_operator o join pg_catalog.pg_namespace n on n.oid = o.oprnamespace
+ where n.nspname = 'pg_catalog' or (n.nspname <> 'information_schema' and n.nspname not like 'pg\\_%')`;
+
+const MYSQL_ROUTINES_QUERY = `
+SELECT 'f', 0, LOWER(ROUTINE_NAME) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE()`;
+
+async function readRoutines(pool: AdapterPool, dialect: 'postgres' | 'mysql'): Promise<Routines> {
+  const result = await pool.execute(dialect === 'postgres' ? PG_ROUTINES_QUERY : MYSQL_ROUTINES_QUERY, [], {
+    maxRows: MAX_COLUMNS,
+    timeoutSeconds: READ_TIMEOUT_SECONDS,
+  });
+  const sets = {
+    builtinFunctions: new Set<string>(),
+    userFunctions: new Set<string>(),
+    builtinOperators: new Set<string>(),
+    userOperators: new Set<string>(),
+  };
+  for (const [kind, builtin, name] of result.rows) {
+    const isBuiltin = builtin === true || builtin === 1 || builtin === '1' || builtin === 't';
+    const set =
+      kind === 'o'
+        ? isBuiltin
+          ? sets.builtinOperators
+          : sets.userOperators
+        : isBuiltin
+          ? sets.builtinFunctions
+          : sets.userFunctions;
+    set.add(String(name));
+  }
+  if (result.truncated) throw new Error('the schema has too many functions to protect');
+  return sets;
+}
+
 /** Reads the schema of a Postgres or MySQL/MariaDB database through one of its pools. */
 export async function readDbSchema(pool: AdapterPool, dialect: 'postgres' | 'mysql'): Promise<DbSchema> {
   const result = await pool.execute(dialect === 'postgres' ? PG_CATALOG_QUERY : MYSQL_CATALOG_QUERY, [], {
@@ -107,7 +162,8 @@ export async function readDbSchema(pool: AdapterPool, dialect: 'postgres' | 'mys
       searchPath = dialect === 'postgres' ? (JSON.parse(path) as string[]) : [path];
   }
   if (result.truncated) throw new Error('the schema has too many columns to protect');
-  return new DbSchema([...relations.values()], searchPath, dialect === 'mysql');
+  const routines = await readRoutines(pool, dialect);
+  return new DbSchema([...relations.values()], searchPath, dialect === 'mysql', routines);
 }
 
 /** Schemas cached per credential and pool version, for a short time. */

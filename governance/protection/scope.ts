@@ -3,7 +3,7 @@
 // are subqueries, CTEs and table functions whose output the rewriter has already made safe,
 // so only references that land on a base entry are ever replaced.
 
-import { ProtectionRefusedError, UnknownObjectError } from './rules.ts';
+import { ProtectionRefusedError, UnknownColumnError, UnknownObjectError } from './rules.ts';
 import type { ColumnInfo, RelationInfo } from './schema-cache.ts';
 
 export interface BaseEntry {
@@ -59,14 +59,18 @@ export class Scope {
   private baseColumn(entry: BaseEntry, column: string): Resolution {
     const i = entry.colNames.findIndex((n) => this.eq(n, column));
     const col = i >= 0 ? entry.rel.columns[i] : undefined;
-    if (!col) throw new UnknownObjectError(`column ${entry.refName}.${column} is not known`);
+    if (!col) throw new UnknownColumnError([entry.refName, column], this.foldCase);
     return { kind: 'base', entry, column: col };
   }
 
   /** `qualifier.column` (qualifier: [table] or [schema, table]). */
   resolveQualified(qualifier: string[], column: string): Resolution {
     const entry = this.findEntry(qualifier);
-    if (!entry) throw new UnknownObjectError(`the table reference ${qualifier.join('.')} is not known`);
+    if (!entry) {
+      // The server's words: Postgres names the missing FROM entry, MySQL the column as written.
+      if (this.foldCase) throw new UnknownColumnError([...qualifier, column], true);
+      throw new UnknownObjectError(`missing FROM-clause entry for table "${qualifier.at(-1)}"`);
+    }
     return entry.kind === 'base' ? this.baseColumn(entry, column) : { kind: 'derived' };
   }
 
@@ -117,7 +121,7 @@ export class Scope {
     }
     // A table function's columns are not known; the name is one of them (no base table has it).
     if (opaque) return { kind: 'derived' };
-    throw new UnknownObjectError(`column "${name}" is not known`);
+    throw new UnknownColumnError([name], this.foldCase);
   }
 
   /** Every entry of the innermost level in FROM order. */

@@ -45,7 +45,14 @@ export const POLICY_RULES = [
   { table: 'orders', column: '*', action: 'show' },
 ];
 
-export type Attempt = { refused: string } | { columns: string[]; rows: unknown[][]; statement: string };
+/**
+ * How a statement ended: refused before it ran, failed on the server (the message as the
+ * pipeline reports it, through plan.failure), or ran.
+ */
+export type Attempt =
+  | { refused: string }
+  | { failed: string }
+  | { columns: string[]; rows: unknown[][]; statement: string; messages: string[] };
 
 export interface ProtectionFixture {
   svc: TestService;
@@ -54,6 +61,8 @@ export interface ProtectionFixture {
   member: QueryActor;
   /** An admin with no policy, for the control cases. */
   unprotected: QueryActor;
+  /** The policy's hash salt, which nothing a member sees may contain. */
+  salt: string;
   attempt(sql: string, params?: ParamValue[], actor?: QueryActor): Promise<Attempt>;
   stop(): Promise<void>;
 }
@@ -86,11 +95,14 @@ export async function startFixture(registerBody: Record<string, unknown>): Promi
     role: 'admin',
     password: null,
   });
-  await call('POST', `/${databaseId}/policies`, {
+  const policy = await call('POST', `/${databaseId}/policies`, {
     name: 'pii',
     rules: POLICY_RULES,
     assignments: { roles: ['member'] },
   });
+  const [saltRow] = await svc.deps.sql<Array<{ hash_salt: string }>>`
+    select hash_salt from data_protection_policies where id = ${String(policy.id)}`;
+  const salt = saltRow!.hash_salt;
   const member: QueryActor = { kind: 'user', userId: memberRow.id, role: 'member' };
   const unprotected: QueryActor = { kind: 'user', userId: adminRow.id, role: 'admin' };
   const credentialId = String((db.credentials as Array<{ id: string }>)[0]!.id);
@@ -111,10 +123,20 @@ export async function startFixture(registerBody: Record<string, unknown>): Promi
     const pool = pools.acquire({ databaseId, credentialId, version: poolVersion(dbRow, cred) }, () =>
       connectionConfigFor(svc.deps.keyring, dbRow, cred),
     );
-    const result = plan.redact(
-      await pool.execute(plan.statement, plan.params, { maxRows: 1000, timeoutSeconds: 20 }),
-    );
-    return { columns: result.columns, rows: result.rows, statement: plan.statement };
+    let raw: Awaited<ReturnType<typeof pool.execute>>;
+    try {
+      raw = await pool.execute(plan.statement, plan.params, { maxRows: 1000, timeoutSeconds: 20 });
+    } catch (err) {
+      // What governance/execute.ts reports of a server error: plan.failure(err).message.
+      return { failed: (plan.failure(err) as Error).message };
+    }
+    const result = plan.redact(raw);
+    return {
+      columns: result.columns,
+      rows: result.rows,
+      statement: plan.statement,
+      messages: result.messages,
+    };
   }
 
   return {
@@ -123,6 +145,7 @@ export async function startFixture(registerBody: Record<string, unknown>): Promi
     databaseId,
     member,
     unprotected,
+    salt,
     attempt,
     async stop() {
       await pools.closeAll();
@@ -131,16 +154,30 @@ export async function startFixture(registerBody: Record<string, unknown>): Promi
   };
 }
 
-/** Asserts that no protected value, nor a telling fragment of one, is in the outcome. */
-export function expectNoLeak(outcome: Attempt): void {
-  if ('refused' in outcome) return;
-  const text = JSON.stringify(outcome.rows);
+/**
+ * Asserts that no protected value, nor a telling fragment of one, is in anything the member
+ * sees of the outcome: rows, column names, messages, refusals and server errors; with `salt`,
+ * that the policy's salt is in none of them either.
+ */
+export function expectNoLeak(outcome: Attempt, salt?: string): void {
+  const { statement: _, ...seen } = outcome as Attempt & { statement?: string };
+  const text = JSON.stringify(seen);
   for (const secret of [...SECRETS.emails, ...SECRETS.ssns, ...SECRETS.phones, ...FRAGMENTS]) {
-    expect(text, `result leaks ${secret}`).not.toContain(secret);
+    expect(text, `outcome leaks ${secret}`).not.toContain(secret);
   }
+  if (salt) expect(text, 'outcome shows the salt').not.toContain(salt);
 }
 
 /** The outcome with the statement left out (it differs with the guessed value). */
 export function observable(outcome: Attempt): unknown {
-  return 'refused' in outcome ? { refused: true } : { columns: outcome.columns, rows: outcome.rows };
+  if ('refused' in outcome) return { refused: true };
+  if ('failed' in outcome) return { failed: outcome.failed };
+  return { columns: outcome.columns, rows: outcome.rows };
+}
+
+/** The rows of an outcome that ran; a refusal or failure fails the test with its message. */
+export function rowsOf(a: Attempt): unknown[][] {
+  if ('refused' in a) throw new Error(`refused: ${a.refused}`);
+  if ('failed' in a) throw new Error(`failed: ${a.failed}`);
+  return a.rows;
 }

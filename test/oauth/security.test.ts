@@ -273,7 +273,12 @@ describe('confidential clients (RFC 6749 §2.3.1)', () => {
       `Basic ${Buffer.from(`${client.client_id}:${secret}`).toString('base64')}`;
     const wrong = await token(
       { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! },
-      { authorization: basic(`${client.client_secret!.slice(0, -1)}A`) },
+      // One character changed — to another one even when the secret already ends in A.
+      {
+        authorization: basic(
+          `${client.client_secret!.slice(0, -1)}${client.client_secret!.endsWith('A') ? 'B' : 'A'}`,
+        ),
+      },
     );
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toMatch(/^Basic/);
