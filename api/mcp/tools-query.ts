@@ -246,6 +246,8 @@ function shapeOutcome(outcome: GovernedOutcome | PendingReviewOutcome): Record<s
     num_rows: r.num_rows,
     truncated: r.truncated,
     command: r.command,
+    // Notes for the reader, e.g. which columns the policy hides by default (read as NULL).
+    messages: r.messages,
     request_id: outcome.requestId ?? null,
   };
 }

@@ -84,6 +84,8 @@ export function ResultTable(props: {
   truncated?: boolean;
   rowEnd?: (row: unknown[]) => Child;
   rowEndLabel?: string;
+  /** What the server and data protection said about the result (hidden columns, warnings). */
+  messages?: string[];
 }) {
   const hiddenRows = Math.max(0, props.rows.length - RESULT_PAGE_ROWS);
   return (
@@ -142,6 +144,9 @@ export function ResultTable(props: {
           </>
         ) : null}
       </p>
+      {(props.messages ?? []).map((m) => (
+        <p class="muted small result-note">{m}</p>
+      ))}
       <script>{raw(RESULT_SCRIPT)}</script>
     </div>
   );

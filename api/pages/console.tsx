@@ -70,7 +70,12 @@ function Outcome(props: { outcome: ConsoleOutcome }) {
     <>
       <h2>Result</h2>
       {o.result.columns.length > 0 ? (
-        <ResultTable columns={o.result.columns} rows={o.result.rows} truncated={o.result.truncated} />
+        <ResultTable
+          columns={o.result.columns}
+          rows={o.result.rows}
+          truncated={o.result.truncated}
+          messages={o.result.messages}
+        />
       ) : (
         <p class="notice">
           {o.result.command} — {o.result.num_rows} row(s)

@@ -139,7 +139,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
         {bypass ? (
           <p class="warning">Run without the required reviews; recorded as a bypass in the audit log.</p>
         ) : null}
-        <ResultTable columns={r.columns} rows={r.rows} truncated={r.truncated} />
+        <ResultTable columns={r.columns} rows={r.rows} truncated={r.truncated} messages={r.messages} />
       </section>,
     );
   });

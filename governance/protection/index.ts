@@ -97,7 +97,12 @@ export async function planProtection(deps: ProtectionDeps, input: ProtectionInpu
     statement,
     params: input.params,
     applied: { policyId: found.policy.id, rewritten: statement !== input.statement },
-    redact: (r) => scrubResult(db.adapter === 'postgres' ? redactBySource(r, schema, rules) : r, rules.salt),
+    redact: (r) =>
+      withHiddenNote(
+        scrubResult(db.adapter === 'postgres' ? redactBySource(r, schema, rules) : r, rules.salt),
+        found.policy.name,
+        rules,
+      ),
     failure: (err) => scrubError(err, rules.salt),
   };
 }
@@ -198,4 +203,16 @@ export function redactBySource(result: QueryResult, schema: DbSchema, rules: Rul
     row.map((v, i) => (redacted[i] === null ? v : redacted[i] === 'null' ? null : MASK)),
   );
   return { ...result, rows };
+}
+
+/**
+ * Issue 12: a column no rule names reads as NULL under the policy (default deny); the result says
+ * which ones, so a person sees "hidden" rather than silently empty data.
+ */
+function withHiddenNote(result: QueryResult, policyName: string, rules: RuleBook): QueryResult {
+  if (rules.hiddenByDefault.size === 0) return result;
+  const names = [...rules.hiddenByDefault].slice(0, 20).join(', ');
+  const more = rules.hiddenByDefault.size > 20 ? ` and ${rules.hiddenByDefault.size - 20} more` : '';
+  const note = `data protection: policy "${policyName}" names no rule for ${names}${more}, so they read as NULL`;
+  return { ...result, messages: [...result.messages, note] };
 }

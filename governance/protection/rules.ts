@@ -21,6 +21,8 @@ const HIDE: ColumnTreatment = { action: 'hide', keepFirst: 0, keepLast: 0 };
  */
 export class RuleBook {
   private readonly byKey = new Map<string, ColumnTreatment>();
+  /** `table.column` of every column a lookup found no rule for (hidden by default), in order. */
+  readonly hiddenByDefault = new Set<string>();
 
   constructor(
     readonly policyId: string,
@@ -45,13 +47,14 @@ export class RuleBook {
 
   /** The treatment of `schema.table.column` under this policy. */
   treatment(schema: string, table: string, column: string): ColumnTreatment {
-    return (
+    const found =
       this.byKey.get(this.key(schema, table, column)) ??
       this.byKey.get(this.key(null, table, column)) ??
       this.byKey.get(this.key(schema, table, '*')) ??
-      this.byKey.get(this.key(null, table, '*')) ??
-      HIDE
-    );
+      this.byKey.get(this.key(null, table, '*'));
+    if (found) return found;
+    this.hiddenByDefault.add(`${table}.${column}`);
+    return HIDE;
   }
 
   isShown(schema: string, table: string, column: string): boolean {

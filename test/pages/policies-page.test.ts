@@ -136,9 +136,12 @@ describe('the data-protection policies page (issue 12)', () => {
       headers: { authorization: `Bearer ${memberToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ database_id: dbId, statement: `select name, email, ssn from ${TABLE}` }),
     });
-    expect(((await q.json()) as { result: { rows: unknown[][] } }).result.rows).toEqual([
-      ['Ada', '****', null],
-    ]);
+    const { result } = (await q.json()) as { result: { rows: unknown[][]; messages: string[] } };
+    expect(result.rows).toEqual([['Ada', '****', null]]);
+    // The default deny is said, not silent: the note names the column that read as NULL.
+    expect(result.messages.join('\n')).toContain(
+      `"Support staff" names no rule for ${TABLE}.ssn, so they read as NULL`,
+    );
     // The admin has no policy: the preview for them shows every column.
     const [root] = await svc.deps.sql<
       { id: string }[]
