@@ -38,6 +38,8 @@ export interface SsoSettings {
   client_id: string;
   client_secret: string;
   provision_role: 'admin' | 'member' | null;
+  role_claim?: string | null;
+  role_map?: Record<string, 'admin' | 'member'>;
   enabled: boolean;
 }
 
@@ -62,6 +64,8 @@ export async function setSsoConfig(deps: SsoDeps, orgId: string, s: SsoSettings)
         ? existing.client_secret_enc
         : deps.keyring.encrypt(s.client_secret, `sso:${orgId}`),
     provision_role: s.provision_role,
+    role_claim: s.role_claim ?? null,
+    role_map: s.role_map ?? {},
     enabled: s.enabled,
   });
 }
@@ -178,7 +182,7 @@ export async function finishSsoLogin(
     const idToken = oauth.getValidatedIdTokenClaims(result)!;
     claims = { ...idToken };
     // OIDC Core §5.4: with the code flow, scope claims may come only from the UserInfo endpoint.
-    if (typeof claims.email !== 'string') {
+    if (typeof claims.email !== 'string' || (cfg.role_claim && !(cfg.role_claim in claims))) {
       const info = await oauth.userInfoRequest(rp.as, rp.client, result.access_token, rp.options);
       claims = { ...claims, ...(await oauth.processUserInfoResponse(rp.as, rp.client, idToken.sub, info)) };
     }
@@ -216,15 +220,27 @@ async function userFor(deps: SsoDeps, cfg: SsoConfigRow, claims: Record<string, 
     if (user.disabled_at !== null) throw new SsoError('This account is disabled.', 'user disabled');
     return user.id;
   }
-  if (!cfg.provision_role)
+  const role = mappedRole(cfg, claims) ?? cfg.provision_role;
+  if (!role)
     throw new SsoError('You do not have an account here yet; ask an administrator.', 'not provisioned');
   const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : '';
-  const created = await createUser(deps.sql, {
-    orgId: cfg.org_id,
-    email,
-    name,
-    role: cfg.provision_role,
-    password: null,
-  });
+  const created = await createUser(deps.sql, { orgId: cfg.org_id, email, name, role, password: null });
   return created.id;
+}
+
+/**
+ * The role a new account gets from the identity provider's claim: the highest role any of the
+ * claim's values maps to (a string, or an array such as `groups`); null when none maps. Only
+ * account creation uses it — admins change roles later on the People page, and a later sign-in
+ * does not undo that.
+ */
+export function mappedRole(
+  cfg: Pick<SsoConfigRow, 'role_claim' | 'role_map'>,
+  claims: Record<string, unknown>,
+): 'admin' | 'member' | null {
+  if (!cfg.role_claim) return null;
+  const raw = claims[cfg.role_claim];
+  const values = (Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === 'string');
+  const roles = values.map((v) => cfg.role_map[v]).filter(Boolean);
+  return roles.includes('admin') ? 'admin' : roles.includes('member') ? 'member' : null;
 }

@@ -8,6 +8,10 @@ export interface SsoConfigRow {
   client_id: string;
   client_secret_enc: string;
   provision_role: 'admin' | 'member' | null;
+  /** A claim of the identity provider whose values pick the role of a new account. */
+  role_claim: string | null;
+  /** Claim value → role ('admin' or 'member'). */
+  role_map: Record<string, 'admin' | 'member'>;
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
@@ -17,15 +21,24 @@ export async function upsertSsoConfig(
   sql: Tx,
   row: Pick<
     SsoConfigRow,
-    'org_id' | 'id' | 'issuer' | 'client_id' | 'client_secret_enc' | 'provision_role' | 'enabled'
+    | 'org_id'
+    | 'id'
+    | 'issuer'
+    | 'client_id'
+    | 'client_secret_enc'
+    | 'provision_role'
+    | 'enabled'
+    | 'role_claim'
+    | 'role_map'
   >,
 ): Promise<SsoConfigRow> {
   const [out] = await sql<SsoConfigRow[]>`
-    insert into sso_configs (org_id, id, issuer, client_id, client_secret_enc, provision_role, enabled)
-    values (${row.org_id}, ${row.id}, ${row.issuer}, ${row.client_id}, ${row.client_secret_enc}, ${row.provision_role}, ${row.enabled})
+    insert into sso_configs (org_id, id, issuer, client_id, client_secret_enc, provision_role, enabled, role_claim, role_map)
+    values (${row.org_id}, ${row.id}, ${row.issuer}, ${row.client_id}, ${row.client_secret_enc}, ${row.provision_role},
+      ${row.enabled}, ${row.role_claim}, ${sql.json(row.role_map)})
     on conflict (org_id) do update set issuer = excluded.issuer, client_id = excluded.client_id,
       client_secret_enc = excluded.client_secret_enc, provision_role = excluded.provision_role,
-      enabled = excluded.enabled, updated_at = now()
+      enabled = excluded.enabled, role_claim = excluded.role_claim, role_map = excluded.role_map, updated_at = now()
     returning *`;
   return out!;
 }

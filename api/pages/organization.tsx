@@ -161,6 +161,22 @@ export function OrganizationPage(props: {
             get an account as admin
           </option>
         </select>
+        <label for="sso-claim">Role from a claim (optional), e.g. groups</label>
+        <input id="sso-claim" name="role_claim" value={sso?.role_claim ?? ''} autocomplete="off" />
+        {e.role_claim ? <div class="error small">{e.role_claim}</div> : null}
+        <label for="sso-map">
+          Claim values and the role they give, one per line: value = admin or member
+        </label>
+        <textarea id="sso-map" name="role_map" rows={3} spellcheck={false}>
+          {Object.entries(sso?.role_map ?? {})
+            .map(([k, r]) => `${k} = ${r}`)
+            .join('\n')}
+        </textarea>
+        {e.role_map ? <div class="error small">{e.role_map}</div> : null}
+        <p class="muted small">
+          A new account takes the highest role any of its claim values maps to, else the role above. Later
+          sign-ins keep whatever role an admin gives on the People page.
+        </p>
         <label class="check">
           <input type="checkbox" name="enabled" checked={sso?.enabled ?? true} /> Offer single sign-on on the
           sign-in page

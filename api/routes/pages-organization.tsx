@@ -66,7 +66,7 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
     });
     if (!parsed.success) {
       const errors: Record<string, string> = {};
-      for (const i of parsed.issues) errors[v.getDotPath(i) ?? ''] ??= i.message;
+      for (const i of parsed.issues) errors[(v.getDotPath(i) ?? '').split('.')[0]!] ??= i.message;
       return page(c, { ssoErrors: errors }, 422);
     }
     await setSsoConfig(deps, orgId, { ...parsed.output, client_secret: secret });

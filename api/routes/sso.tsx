@@ -27,6 +27,18 @@ export const SsoInput = v.object({
   client_id: v.pipe(v.string(), v.minLength(1), v.maxLength(500)),
   client_secret: v.pipe(v.string(), v.minLength(1), v.maxLength(2000)),
   provision_role: v.optional(v.nullable(v.picklist(['admin', 'member'])), null),
+  /** A claim (e.g. `groups`) whose values pick a new account's role through `role_map`. */
+  role_claim: v.optional(
+    v.nullable(v.pipe(v.string(), v.trim(), v.regex(/^[\w.:-]{1,100}$/, 'must be a claim name'))),
+    null,
+  ),
+  role_map: v.optional(
+    v.record(
+      v.pipe(v.string(), v.maxLength(200)),
+      v.picklist(['admin', 'member'], 'must be admin or member'),
+    ),
+    {},
+  ),
   enabled: v.optional(v.boolean(), true),
 });
 
@@ -129,6 +141,8 @@ function shape(cfg: SsoConfigRow, baseUrl: string) {
     issuer: cfg.issuer,
     client_id: cfg.client_id,
     provision_role: cfg.provision_role,
+    role_claim: cfg.role_claim,
+    role_map: cfg.role_map,
     enabled: cfg.enabled,
     redirect_uri: ssoRedirectUri(baseUrl),
     updated_at: cfg.updated_at.toISOString(),

@@ -9,6 +9,8 @@ export interface IdpAccount {
   email: string;
   email_verified: boolean;
   name: string;
+  /** Group names the IdP asserts (a `groups` claim, under the profile scope). */
+  groups?: string[];
 }
 
 export interface OidcPeer {
@@ -49,7 +51,7 @@ export async function startOidcProvider(redirectUri: string): Promise<OidcPeer> 
     async findAccount(_ctx: unknown, id: string) {
       return { accountId: id, claims: async () => ({ ...peer.account, sub: id }) };
     },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
     features: { devInteractions: { enabled: false } },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     pkce: { required: () => true },
