@@ -28,6 +28,8 @@ const CreateCredentialGrant = v.pipe(
     v.check((g) => (g.user_id === undefined) !== (g.role === undefined), 'give either user_id or role'),
     ['user_id'],
   ),
+  v.description('Who may use a credential with restrict_access: one user, or everyone with one role.'),
+  v.examples([{ user_id: 'usr_01JD0000000000000000000000' }, { role: 'member' }]),
 );
 
 /**

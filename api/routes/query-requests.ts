@@ -27,16 +27,32 @@ const Bypass = v.object({
   acknowledge_override: v.optional(v.boolean(), false),
   reason: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))), null),
 });
-const Submit = v.object({
-  database_id: v.pipe(v.string(), v.minLength(1)),
-  credential_id: v.optional(v.nullable(v.string()), null),
-  statement: Statement,
-  params: v.optional(Params, []),
-  run_on_approval: v.optional(v.boolean(), false),
-  bypass_review: v.optional(v.nullable(Bypass), null),
-  /** Why the query is needed; required when the credential has justification_required. */
-  justification: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))), null),
-});
+const Submit = v.pipe(
+  v.object({
+    database_id: v.pipe(v.string(), v.minLength(1)),
+    credential_id: v.optional(v.nullable(v.string()), null),
+    statement: Statement,
+    params: v.optional(Params, []),
+    run_on_approval: v.optional(v.boolean(), false),
+    bypass_review: v.optional(v.nullable(Bypass), null),
+    /** Why the query is needed; required when the credential has justification_required. */
+    justification: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))), null),
+  }),
+  v.description(
+    'A query: runs at once through a credential without reviews, else waits as a query request for its approvals.',
+  ),
+  v.examples([
+    {
+      database_id: 'db_01JD0000000000000000000000',
+      credential_id: null,
+      statement: 'select id, email from customers where id = $1',
+      params: [42],
+      run_on_approval: false,
+      bypass_review: null,
+      justification: 'SUP-123: the customer asked for their data',
+    },
+  ]),
+);
 const Edit = v.object({
   statement: v.optional(Statement),
   params: v.optional(Params),

@@ -17,16 +17,26 @@ import { jsonBody } from '../validate.ts';
 import { actorOf } from './databases.ts';
 
 const Role = v.picklist(ROLES, 'must be super_admin, admin or member');
-const Invite = v.object({
-  email: v.pipe(v.string(), v.trim(), v.email('must be an email address'), v.maxLength(320)),
-  name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200)), ''),
-  role: Role,
-});
-const Update = v.object({
-  name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200))),
-  role: v.optional(Role),
-  disabled: v.optional(v.boolean()),
-});
+const Invite = v.pipe(
+  v.object({
+    email: v.pipe(v.string(), v.trim(), v.email('must be an email address'), v.maxLength(320)),
+    name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200)), ''),
+    role: Role,
+  }),
+  v.description('A person to invite; the response carries their one-time set-password link, once.'),
+  v.examples([{ email: 'ada@example.com', name: 'Ada Lovelace', role: 'member' }]),
+);
+const Update = v.pipe(
+  v.object({
+    name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200))),
+    role: v.optional(Role),
+    disabled: v.optional(v.boolean()),
+  }),
+  v.description(
+    'Any of: a new name, a new role, disabled true (ends every session, token and AI grant) or false.',
+  ),
+  v.examples([{ role: 'admin' }, { disabled: true }]),
+);
 
 /**
  * People of the organization, under /api/v1/users (issue 12). Admins invite (the one-time

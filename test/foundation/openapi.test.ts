@@ -38,6 +38,26 @@ describe('the API describes itself', () => {
     );
   });
 
+  it('new routes carry a description and an example of their body (issue 12)', async () => {
+    const spec = (await (await svc.fetch('/openapi.json')).json()) as {
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: Record<string, unknown> }> } }>
+      >;
+    };
+    for (const [path, method] of [
+      ['/api/v1/users', 'post'],
+      ['/api/v1/users/{id}', 'patch'],
+      ['/api/v1/desk/databases/{id}/credentials/{credentialId}/grants', 'post'],
+      ['/api/v1/desk/query-requests', 'post'],
+    ] as const) {
+      const schema = spec.paths[path]?.[method]?.requestBody?.content['application/json']?.schema;
+      expect(schema, `${method} ${path}`).toBeDefined();
+      expect(typeof schema!.description, `${method} ${path}`).toBe('string');
+      expect(Array.isArray(schema!.examples), `${method} ${path}`).toBe(true);
+    }
+  });
+
   it('documents every REST route of the app (SPEC.md 4: /api/v1 and /v1)', async () => {
     const spec = (await (await svc.fetch('/openapi.json')).json()) as Spec;
     const app = createApp(svc.deps);
