@@ -12,9 +12,14 @@ export function DashboardList(props: {
       <h1>Dashboards</h1>
       <Flash notice={props.notice} />
       {props.dashboards.length === 0 ? (
-        <p class="muted">
-          No dashboards yet. Create one through the API (POST /v1/dashboards with a personal token).
-        </p>
+        <div class="card">
+          <p>No dashboard is shared with you yet.</p>
+          <p class="muted">
+            Meanwhile, the <a href="/console">query console</a> runs governed queries on the{' '}
+            <a href="/databases">databases</a> you may use. Dashboards (saved queries with row actions that
+            start workflows) are published by admins; the <a href="/docs">API reference</a> describes them.
+          </p>
+        </div>
       ) : (
         <ul class="plain card">
           {props.dashboards.map((d) => (
