@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevHandle, startDev } from '../../cli/dev.ts';
 import { loadConfig } from '../../config/env.ts';
 import { servers } from '../harness/servers.ts';
+import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import { freePort } from '../helpers/service.ts';
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/screenshots/' : 'test-output/screenshots/';
@@ -33,23 +33,7 @@ const people = {
   member: { email: 'max.member@shop.example', password: 'max password 1234' },
 };
 
-async function target<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    ssl: false,
-    onnotice: () => {},
-  });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end();
-  }
-}
+const target = withHarnessPostgres;
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });

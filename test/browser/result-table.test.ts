@@ -3,10 +3,10 @@
 // downloads holds exactly what they were shown — masked values stay masked.
 import { readFile } from 'node:fs/promises';
 import { type Browser, chromium } from 'playwright-core';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
 import { servers } from '../harness/servers.ts';
+import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let svc: TestService;
@@ -15,23 +15,7 @@ const TABLE = `long_${Date.now()}`;
 const person = { email: 'analyst@example.test', password: 'analyst password 1' };
 let dbId: string;
 
-async function target<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    ssl: false,
-    onnotice: () => {},
-  });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end();
-  }
-}
+const target = withHarnessPostgres;
 
 beforeAll(async () => {
   svc = await startTestService();

@@ -2,10 +2,10 @@
 // every origin — REST, console, dashboard panel, MCP — so an unreviewed credential beside a
 // reviewed one cannot be used to skip the review by anyone it was not given to.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
 import { servers } from '../harness/servers.ts';
+import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import { signIn } from '../helpers/service.ts';
 import { callTool, mcpClient } from '../mcp/target.ts';
 import { connect } from '../oauth/flow.ts';
@@ -20,23 +20,7 @@ let reviewedCred: string;
 const role = `cs_open_${Date.now()}`;
 const rolePassword = 'open role password 1';
 
-async function admin<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    ssl: false,
-    onnotice: () => {},
-  });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end();
-  }
-}
+const admin = withHarnessPostgres;
 
 beforeAll(async () => {
   w = await startWorld();

@@ -1,29 +1,17 @@
 // A target database for MCP tests: a table in the harness PostgreSQL, registered with the service.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import postgres from 'postgres';
 import { servers } from '../harness/servers.ts';
+import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import type { TestService } from '../helpers/service.ts';
 
 /** Creates `table` with `rows` rows (id, name, email) in the harness database. */
 export async function createTable(table: string, rows: number): Promise<void> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    ssl: false,
-    onnotice: () => {},
-  });
-  try {
+  await withHarnessPostgres(async (sql) => {
     await sql`drop table if exists ${sql(table)}`;
     await sql`create table ${sql(table)} (id int primary key, name text not null, email text not null)`;
     await sql`insert into ${sql(table)} select g, 'name ' || g, 'user' || g || '@example.test' from generate_series(1, ${rows}) g`;
-  } finally {
-    await sql.end();
-  }
+  });
 }
 
 export interface DatabaseOptions {

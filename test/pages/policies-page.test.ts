@@ -1,9 +1,9 @@
 // Issue 12: an admin defines a data-protection policy in the web UI, assigns it, and previews
 // what a person sees of a table — the same answer the person's queries get.
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { servers } from '../harness/servers.ts';
+import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import { signIn, startTestService, type TestService } from '../helpers/service.ts';
 
 let svc: TestService;
@@ -13,23 +13,7 @@ let memberToken: string;
 let dbId: string;
 const TABLE = `customers_${Date.now()}`;
 
-async function target<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    ssl: false,
-    onnotice: () => {},
-  });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end();
-  }
-}
+const target = withHarnessPostgres;
 
 beforeAll(async () => {
   svc = await startTestService();

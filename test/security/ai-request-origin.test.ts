@@ -2,10 +2,9 @@
 // must not run, read or cancel a request its user made through REST on a database or credential
 // the AI may not use, and whatever it does is audited as AI-originated (DESIGN.md pipeline step 2).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
-import { servers } from '../harness/servers.ts';
+import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { callTool, createTable, mcpClient, registerDatabase } from '../mcp/target.ts';
 import { connect } from '../oauth/flow.ts';
@@ -66,22 +65,10 @@ async function approvedRestRequest(databaseId: string, statement: string): Promi
 }
 
 async function rowCount(): Promise<number> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    ssl: false,
-    onnotice: () => {},
-  });
-  try {
+  return withHarnessPostgres(async (sql) => {
     const [r] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(TABLE)}`;
     return r!.n;
-  } finally {
-    await sql.end();
-  }
+  });
 }
 
 async function aiAuditOf(requestId: string) {
