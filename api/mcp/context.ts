@@ -30,18 +30,10 @@ export interface ToolDef<S extends v.GenericSchema = v.GenericSchema> {
   name: string;
   title: string;
   description: string;
+  /** What the tool takes; tools/list shows its JSON Schema, generated from it (tool-schema.ts). */
   input: S;
-  /** JSON Schema of `input` as MCP clients see it (tools/list). */
-  inputSchema: {
-    type: 'object';
-    properties: Record<string, unknown>;
-    required?: string[];
-    additionalProperties?: boolean;
-  };
   /** Reads only (MCP ToolAnnotations.readOnlyHint). */
   readOnly: boolean;
-  /** Non-query tools record their own audit entry; query tools are audited by the pipeline. */
-  auditsItself: boolean;
   run(ctx: ToolContext, input: v.InferOutput<S>): Promise<unknown>;
 }
 

@@ -10,6 +10,7 @@ import type { Deps } from '../../config/runtime.ts';
 import { AppError } from '../../core/errors.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { auditToolCall, type ToolContext, type ToolDef, toolContext } from './context.ts';
+import { toolInputSchema } from './tool-schema.ts';
 import {
   cancelQueryTool,
   getQueryRequestTool,
@@ -52,7 +53,7 @@ export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
       name: t.name,
       title: t.title,
       description: t.description,
-      inputSchema: t.inputSchema,
+      inputSchema: toolInputSchema(t.input),
       annotations: { title: t.title, readOnlyHint: t.readOnly, openWorldHint: false },
     })),
   }));

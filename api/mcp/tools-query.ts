@@ -24,12 +24,22 @@ const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
 const Param = v.union([v.string(), v.number(), v.boolean(), v.null()]);
 
 const RunInput = v.object({
-  database_id: v.optional(Id),
-  sql: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100_000))),
-  params: v.optional(v.pipe(v.array(Param), v.maxLength(1000)), []),
-  credential_id: v.optional(Id),
-  request_id: v.optional(Id),
-  justification: v.optional(v.pipe(v.string(), v.maxLength(2000))),
+  database_id: v.optional(v.pipe(Id, v.description('Database id (db_…); required with sql.'))),
+  sql: v.optional(
+    v.pipe(v.string(), v.minLength(1), v.maxLength(100_000), v.description('One SQL statement.')),
+  ),
+  params: v.optional(v.pipe(v.array(Param), v.maxLength(1000), v.description('Bound parameter values.')), []),
+  credential_id: v.optional(
+    v.pipe(Id, v.description('Credential to run as (crd_…); defaults to an AI-allowed one.')),
+  ),
+  request_id: v.optional(v.pipe(Id, v.description('Run this approved query request (qr_…) instead of sql.'))),
+  justification: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(2000),
+      v.description('Why the query is needed, for the reviewers; some credentials require it.'),
+    ),
+  ),
 });
 
 export const runQueryTool: ToolDef<typeof RunInput> = {
@@ -42,29 +52,7 @@ export const runQueryTool: ToolDef<typeof RunInput> = {
     'requires peer review the result is {status: "pending_review", request_id}; once approved, call run_query ' +
     'with only that request_id to run it unchanged.',
   input: RunInput,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      database_id: { type: 'string', description: 'Database id (db_…); required with sql.' },
-      sql: { type: 'string', description: 'One SQL statement.' },
-      params: {
-        type: 'array',
-        items: { type: ['string', 'number', 'boolean', 'null'] },
-        description: 'Bound parameter values.',
-      },
-      credential_id: {
-        type: 'string',
-        description: 'Credential to run as (crd_…); defaults to an AI-allowed one.',
-      },
-      request_id: { type: 'string', description: 'Run this approved query request (qr_…) instead of sql.' },
-      justification: {
-        type: 'string',
-        description: 'Why the query is needed, for the reviewers; some credentials require it.',
-      },
-    },
-  },
   readOnly: false,
-  auditsItself: false,
   async run(ctx, input) {
     if (input.request_id) {
       markPiped(ctx);
@@ -90,11 +78,21 @@ export const runQueryTool: ToolDef<typeof RunInput> = {
 };
 
 const SampleInput = v.object({
-  database_id: Id,
-  table: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
-  schema: v.optional(v.pipe(v.string(), v.maxLength(200))),
-  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 10),
-  credential_id: v.optional(Id),
+  database_id: v.pipe(Id, v.description('A database id from list_databases (db_…).')),
+  table: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxLength(200),
+    v.description('Table or view name as get_database_schema lists it.'),
+  ),
+  schema: v.optional(
+    v.pipe(v.string(), v.maxLength(200), v.description('Schema of the table when the name is ambiguous.')),
+  ),
+  limit: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Rows, 1 to 100.')),
+    10,
+  ),
+  credential_id: v.optional(v.pipe(Id, v.description('Credential to run as (crd_…).'))),
 });
 
 export const sampleTableTool: ToolDef<typeof SampleInput> = {
@@ -103,19 +101,7 @@ export const sampleTableTool: ToolDef<typeof SampleInput> = {
   description:
     'The first rows of a table or view (default 10, at most 100), through the same governance as run_query.',
   input: SampleInput,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      database_id: { type: 'string' },
-      table: { type: 'string', description: 'Table or view name as get_database_schema lists it.' },
-      schema: { type: 'string', description: 'Schema of the table when the name is ambiguous.' },
-      limit: { type: 'integer', minimum: 1, maximum: 100 },
-      credential_id: { type: 'string' },
-    },
-    required: ['database_id', 'table'],
-  },
   readOnly: true,
-  auditsItself: false,
   async run(ctx, input) {
     const { db, cred } = await aiTarget(ctx, input.database_id, input.credential_id);
     // The name must be a table the schema lists: only then is it quoted into the statement.
@@ -143,7 +129,7 @@ export const sampleTableTool: ToolDef<typeof SampleInput> = {
   },
 };
 
-const RequestInput = v.object({ request_id: Id });
+const RequestInput = v.object({ request_id: v.pipe(Id, v.description('A query request id (qr_…).')) });
 
 export const getQueryRequestTool: ToolDef<typeof RequestInput> = {
   name: 'get_query_request',
@@ -151,9 +137,7 @@ export const getQueryRequestTool: ToolDef<typeof RequestInput> = {
   description:
     'Status of a query request (pending, approved, rejected, canceled, executing, executed, failed) and its approvals.',
   input: RequestInput,
-  inputSchema: { type: 'object', properties: { request_id: { type: 'string' } }, required: ['request_id'] },
   readOnly: true,
-  auditsItself: true,
   async run(ctx, input) {
     return describeRequest(ctx, await getRequestView(ctx, input.request_id));
   },
@@ -164,16 +148,17 @@ export const cancelQueryTool: ToolDef<typeof RequestInput> = {
   title: 'Cancel a query request',
   description: 'Withdraws one of your query requests that has not run yet.',
   input: RequestInput,
-  inputSchema: { type: 'object', properties: { request_id: { type: 'string' } }, required: ['request_id'] },
   readOnly: false,
-  auditsItself: true,
   async run(ctx, input) {
     return describeRequest(ctx, await cancelRequestView(ctx, input.request_id));
   },
 };
 
 const HistoryInput = v.object({
-  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 20),
+  limit: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Entries, 1 to 100.')),
+    20,
+  ),
 });
 
 export const queryHistoryTool: ToolDef<typeof HistoryInput> = {
@@ -182,9 +167,7 @@ export const queryHistoryTool: ToolDef<typeof HistoryInput> = {
   description:
     'Your recent AI-originated activity from the audit log (any AI client you connected), newest first.',
   input: HistoryInput,
-  inputSchema: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 } } },
   readOnly: true,
-  auditsItself: true,
   async run(ctx, input) {
     const rows = await searchAudit(
       ctx.deps.sql,

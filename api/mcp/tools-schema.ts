@@ -4,6 +4,8 @@ import { aiDatabases, aiTarget, readSchema, type ToolDef } from './context.ts';
 import { describeDataProtection } from './protection.ts';
 
 const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
+const DatabaseId = v.pipe(Id, v.description('A database id from list_databases (db_…).'));
+const OnlyDatabase = v.pipe(Id, v.description('Only this database (db_…).'));
 
 export const listDatabasesTool: ToolDef = {
   name: 'list_databases',
@@ -12,9 +14,7 @@ export const listDatabasesTool: ToolDef = {
     'Databases you can query through Countersign: only those you have access to and that allow AI use. ' +
     'Each lists the credentials the AI may run as, whether they need peer review, and the AI row cap.',
   input: v.object({}),
-  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
   readOnly: true,
-  auditsItself: true,
   async run(ctx) {
     const list = await aiDatabases(ctx);
     return {
@@ -36,7 +36,12 @@ export const listDatabasesTool: ToolDef = {
   },
 };
 
-const SchemaInput = v.object({ database_id: Id, credential_id: v.optional(Id) });
+const SchemaInput = v.object({
+  database_id: DatabaseId,
+  credential_id: v.optional(
+    v.pipe(Id, v.description('Credential to read as (crd_…); defaults to an AI-allowed one.')),
+  ),
+});
 
 export const getDatabaseSchemaTool: ToolDef<typeof SchemaInput> = {
   name: 'get_database_schema',
@@ -44,19 +49,7 @@ export const getDatabaseSchemaTool: ToolDef<typeof SchemaInput> = {
   description:
     'Tables and views of one database with their columns (name, type, nullable), as the AI credential sees them.',
   input: SchemaInput,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      database_id: { type: 'string', description: 'A database id from list_databases (db_…).' },
-      credential_id: {
-        type: 'string',
-        description: 'Credential to read as (crd_…); defaults to an AI-allowed one.',
-      },
-    },
-    required: ['database_id'],
-  },
   readOnly: true,
-  auditsItself: true,
   async run(ctx, input) {
     const { db, cred } = await aiTarget(ctx, input.database_id, input.credential_id);
     const tables = await readSchema(ctx, db, cred);
@@ -65,8 +58,13 @@ export const getDatabaseSchemaTool: ToolDef<typeof SchemaInput> = {
 };
 
 const SearchInput = v.object({
-  query: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
-  database_id: v.optional(Id),
+  query: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxLength(200),
+    v.description('Text to look for in table and column names.'),
+  ),
+  database_id: v.optional(OnlyDatabase),
 });
 
 export const searchSchemaTool: ToolDef<typeof SearchInput> = {
@@ -76,16 +74,7 @@ export const searchSchemaTool: ToolDef<typeof SearchInput> = {
     'Finds tables, views and columns whose name contains the text (case-insensitive), across your AI-enabled ' +
     'databases or one of them. At most 200 matches.',
   input: SearchInput,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      query: { type: 'string', description: 'Text to look for in table and column names.' },
-      database_id: { type: 'string', description: 'Only this database (db_…).' },
-    },
-    required: ['query'],
-  },
   readOnly: true,
-  auditsItself: true,
   async run(ctx, input) {
     const needle = input.query.toLowerCase();
     const targets = input.database_id
@@ -118,7 +107,7 @@ export const searchSchemaTool: ToolDef<typeof SearchInput> = {
   },
 };
 
-const ProtectionInput = v.object({ database_id: v.optional(Id) });
+const ProtectionInput = v.object({ database_id: v.optional(OnlyDatabase) });
 
 export const getDataProtectionTool: ToolDef<typeof ProtectionInput> = {
   name: 'get_data_protection',
@@ -127,12 +116,7 @@ export const getDataProtectionTool: ToolDef<typeof ProtectionInput> = {
     'What your data-protection policy hides or masks in query results (per database, table and column), so you ' +
     'can tell a redacted value from a real one.',
   input: ProtectionInput,
-  inputSchema: {
-    type: 'object',
-    properties: { database_id: { type: 'string', description: 'Only this database (db_…).' } },
-  },
   readOnly: true,
-  auditsItself: true,
   async run(ctx, input) {
     return describeDataProtection(ctx, input.database_id);
   },

@@ -40,6 +40,25 @@ afterAll(async () => {
 
 const q = (database_id: string, sql: string) => callTool(mcp, 'run_query', { database_id, sql });
 
+describe('tools/list (issue 17.5: input schemas generated from the validation schemas)', () => {
+  it('every property is described, required fields are marked, and limits come from the validation', async () => {
+    const { tools } = await mcp.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema as Record<string, any>]));
+    for (const [name, schema] of Object.entries(byName)) {
+      expect(schema.type, name).toBe('object');
+      for (const [prop, def] of Object.entries(schema.properties ?? {}))
+        expect(typeof (def as { description?: string }).description, `${name}.${prop}`).toBe('string');
+    }
+    expect(byName.sample_table!.required).toEqual(['database_id', 'table']);
+    expect(byName.sample_table!.properties.limit).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+    });
+    expect(byName.run_query!.properties.justification).toMatchObject({ type: 'string', maxLength: 2000 });
+  });
+});
+
 describe('list_databases', () => {
   it('lists only databases the user can access that have ai_enabled', async () => {
     const out = await callTool(mcp, 'list_databases', {});
