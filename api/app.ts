@@ -10,6 +10,7 @@ import { requestLog } from './middleware/request-log.ts';
 import { oauthRoutes } from './oauth/index.ts';
 import { mountOpenApi } from './openapi.ts';
 import { agentRoutes } from './routes/agents.ts';
+import { aiClientRoutes } from './routes/ai-clients.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { dashboardRoutes } from './routes/dashboards.ts';
@@ -54,6 +55,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/api/v1/agents', agentRoutes(deps));
   app.route('/api/v1/tokens', tokenRoutes(deps));
   app.route('/api/v1/users', userRoutes(deps));
+  app.route('/api/v1/ai-clients', aiClientRoutes(deps));
   app.route('/api/v1/desk/databases', databaseRoutes(deps));
   app.route('/api/v1/desk/databases', grantRoutes(deps));
   app.route('/api/v1/desk/query-requests', queryRequestRoutes(deps));

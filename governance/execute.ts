@@ -4,6 +4,7 @@ import type { ParamValue, QueryResult } from '../adapters/types.ts';
 import { AppError } from '../core/errors.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import { updateRequest } from '../store/query-requests.ts';
+import { aiClientRefusal } from './ai-clients.ts';
 import { type AuditAttempt, type ReviewFacts, recordAttempt } from './audit.ts';
 import type { StatementClass } from './classify.ts';
 import { connectionConfigFor, poolVersion } from './connections.ts';
@@ -136,6 +137,9 @@ export async function originLimits(
   if (q.origin !== 'ai') return maxRows;
   if (!db.ai_enabled) throw new QueryDeniedError(`AI access is not enabled on database ${db.name}`);
   if (!cred.ai_allowed) throw new QueryDeniedError(`the AI may not run as credential ${cred.username}`);
+  const client = q.actor.kind === 'user' ? q.actor.oauthClient : undefined;
+  const refusal = client ? await aiClientRefusal(deps.sql, q.orgId, client, db) : null;
+  if (refusal) throw new QueryDeniedError(refusal);
   if (
     classification === 'write' &&
     !(await deps.policy?.aiMayWrite?.({ orgId: q.orgId, actor: q.actor, db, cred }))

@@ -19,6 +19,7 @@ import {
 } from '../store/query-requests.ts';
 import { findUserById } from '../store/users.ts';
 import { canSee } from './access.ts';
+import { aiClientRefusal } from './ai-clients.ts';
 import { classifyStatement } from './classify.ts';
 import { encodeParams } from './params.ts';
 import type { GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './query.ts';
@@ -48,6 +49,9 @@ async function visibleRequest(
   const db = request ? await findDatabase(sql, orgId, request.database_id) : null;
   if (!request || !db || !(await canSee(sql, db, caller.actor))) throw notFound('no such query request');
   if (caller.origin === 'ai' && !(await aiMayUse(sql, db, request.credential_id)))
+    throw notFound('no such query request');
+  const client = caller.actor.kind === 'user' ? caller.actor.oauthClient : undefined;
+  if (caller.origin === 'ai' && client && (await aiClientRefusal(sql, orgId, client, db)))
     throw notFound('no such query request');
   return { request, db };
 }

@@ -1,5 +1,6 @@
 // Bearer authentication of MCP requests (MCP authorization 2025-11-25; RFC 6750; RFC 9728 §5.1).
 import type { Deps } from '../../config/runtime.ts';
+import { aiClientControl } from '../../governance/ai-clients.ts';
 import { authenticateAccessToken, type OAuthCaller } from '../../identity/oauth-access.ts';
 
 /** Why a request was refused, shaped as the challenge RFC 6750 §3 describes. */
@@ -36,6 +37,17 @@ export async function authenticateMcp(
       : { status: 401, challenge: bearerChallenge(base), body: { error_description: NEEDS_TOKEN } };
   const caller = await authenticateAccessToken(deps, m[1]!);
   if (!caller) return invalidToken(base);
+  // An organization may disable a client for all its people (issue 15): its tokens stop working.
+  const control = await aiClientControl(deps.sql, caller.principal.orgId, caller.client.id);
+  if (control?.disabled)
+    return {
+      status: 401,
+      challenge: bearerChallenge(base, 'invalid_token'),
+      body: {
+        error: 'invalid_token',
+        error_description: `your organization has disabled the AI client ${caller.client.name}`,
+      },
+    };
   // RFC 6750 §3.1: a valid token without the needed scope is 403 insufficient_scope.
   if (!caller.scopes.includes('mcp'))
     return {

@@ -3,6 +3,7 @@ import type * as v from 'valibot';
 import type { SchemaTable } from '../../adapters/types.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { usableCredentials } from '../../governance/access.ts';
+import { aiClientControl, aiClientRefusal } from '../../governance/ai-clients.ts';
 import { recordEvent } from '../../governance/audit.ts';
 import { connectionConfigFor, poolVersion } from '../../governance/connections.ts';
 import { type QueryActor, QueryDeniedError, resolveTarget } from '../../governance/query.ts';
@@ -53,7 +54,11 @@ export async function aiDatabases(
 ): Promise<Array<{ db: DatabaseRow; credentials: CredentialRow[] }>> {
   const visibleTo = ctx.actor.role === 'super_admin' ? null : ctx.actor.userId;
   const rows = await listDatabases(ctx.deps.sql, ctx.orgId, { limit: 1000, visibleTo });
-  const enabled = rows.filter((db) => db.ai_enabled);
+  const control = await aiClientControl(ctx.deps.sql, ctx.orgId, ctx.caller.client.id);
+  // The organization may keep this client to some databases (governance/ai-clients.ts).
+  const enabled = rows.filter(
+    (db) => db.ai_enabled && (!control?.database_ids || control.database_ids.includes(db.id)),
+  );
   const creds = await usableCredentials(
     ctx.deps.sql,
     ctx.actor,
@@ -85,6 +90,8 @@ export async function aiTarget(
     credentialId,
   });
   if (!db.ai_enabled) throw new QueryDeniedError(`AI access is not enabled on database ${db.name}`);
+  const refusal = await aiClientRefusal(ctx.deps.sql, ctx.orgId, ctx.caller.client, db);
+  if (refusal) throw new QueryDeniedError(refusal);
   if (cred.ai_allowed) return { db, cred };
   if (credentialId) throw new QueryDeniedError(`the AI may not run as credential ${cred.username}`);
   const usable = await usableCredentials(

@@ -1,5 +1,6 @@
 // The Organization page (admins, issue 12): API keys, agents and single sign-on, each created in
 // the UI with its secret shown once.
+import type { OrgAiClient } from '../../store/ai-clients.ts';
 import type { ApiKeyRow } from '../../store/api-keys.ts';
 import type { SsoConfigRow } from '../../store/sso.ts';
 import { Csrf, Flash, when } from './components.tsx';
@@ -17,6 +18,8 @@ export function OrganizationPage(props: {
   keys: ApiKeyRow[];
   agents: AgentView[];
   sso: SsoConfigRow | null;
+  aiClients: OrgAiClient[];
+  aiDatabases: Array<{ id: string; name: string }>;
   ssoRedirectUri: string;
   baseUrl: string;
   csrf: string;
@@ -120,6 +123,46 @@ export function OrganizationPage(props: {
             </li>
           ))}
       </ul>
+
+      <h2 id="ai-clients">AI clients</h2>
+      <p class="muted">
+        Applications people connected through MCP. Each acts as its person, read-only; here you can keep one
+        to some databases, or disable it for everyone in the organization.
+      </p>
+      {props.aiClients.length === 0 ? <p class="muted">No AI client is connected yet.</p> : null}
+      {props.aiClients.map((c) => (
+        <form method="post" action="/organization/ai-clients" class="card wide">
+          <Csrf token={props.csrf} />
+          <input type="hidden" name="client_id" value={c.client_id} />
+          <p>
+            <strong>{c.client_name}</strong>{' '}
+            {c.kind === 'cimd' ? <span class="muted">published by {new URL(c.client_id).host} </span> : null}
+            <span class="muted">
+              · {c.people} person(s) · {c.last_used_at ? `last used ${when(c.last_used_at)}` : 'not used yet'}
+            </span>{' '}
+            {c.disabled ? <span class="badge bad">disabled</span> : null}
+          </p>
+          <label class="check">
+            <input type="checkbox" name="disabled" checked={c.disabled} /> Disabled for the whole organization
+          </label>
+          <label for={`dbs-${c.client_id}`}>Only these databases (none selected: every AI-enabled one)</label>
+          <select
+            id={`dbs-${c.client_id}`}
+            name="database_ids"
+            multiple
+            size={Math.min(5, Math.max(2, props.aiDatabases.length))}
+          >
+            {props.aiDatabases.map((d) => (
+              <option value={d.id} selected={c.database_ids?.includes(d.id) ?? false}>
+                {d.name}
+              </option>
+            ))}
+          </select>
+          <button type="submit" class="small">
+            Save limits
+          </button>
+        </form>
+      ))}
 
       <h2 id="sso">Single sign-on (OpenID Connect)</h2>
       <p class="muted">

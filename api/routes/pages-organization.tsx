@@ -4,9 +4,12 @@ import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../config/runtime.ts';
 import { listAgents, registerAgent, revokeAgent } from '../../governance/agents/agents.ts';
+import { setAiClientControl } from '../../governance/ai-clients.ts';
 import { createApiKey, revokeOrgApiKey } from '../../identity/manage.ts';
 import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../identity/sso.ts';
+import { listOrgAiClients } from '../../store/ai-clients.ts';
 import { listApiKeys } from '../../store/api-keys.ts';
+import { listDatabases as listDatabaseRows } from '../../store/databases.ts';
 import { OrganizationPage } from '../pages/organization.tsx';
 import { attempt, type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
 import { SsoInput } from './sso.tsx';
@@ -72,6 +75,27 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
     await setSsoConfig(deps, orgId, { ...parsed.output, client_secret: secret });
     return redirectWith(c, '/organization', 'notice', 'Single sign-on saved.');
   });
+  app.post('/organization/ai-clients', async (c) => {
+    const body = await c.req.parseBody({ all: true });
+    const ids = [body.database_ids].flat().filter((x): x is string => typeof x === 'string' && x !== '');
+    const p = c.get('principal');
+    const out = await attempt(() =>
+      setAiClientControl(
+        deps.sql,
+        p.orgId,
+        { kind: 'user', userId: p.userId, role: p.role },
+        c.get('form').client_id ?? '',
+        {
+          disabled: c.get('form').disabled === 'on',
+          databaseIds: ids.length > 0 ? ids : null,
+        },
+      ),
+    );
+    return out.ok
+      ? redirectWith(c, '/organization#ai-clients', 'notice', 'AI client limits saved.')
+      : redirectWith(c, '/organization', 'error', out.error.detail);
+  });
+
   app.post('/organization/sso/delete', async (c) => {
     await removeSsoConfig(deps.sql, c.get('principal').orgId);
     return redirectWith(c, '/organization', 'notice', 'Single sign-on is off.');
@@ -96,6 +120,10 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
         keys={await listApiKeys(deps.sql, orgId)}
         agents={await listAgents(deps, orgId)}
         sso={await getSsoConfig(deps.sql, orgId)}
+        aiClients={await listOrgAiClients(deps.sql, orgId)}
+        aiDatabases={(await listDatabaseRows(deps.sql, orgId, { limit: 500, visibleTo: null }))
+          .filter((d) => d.ai_enabled)
+          .map((d) => ({ id: d.id, name: d.name }))}
         ssoRedirectUri={ssoRedirectUri(deps.config.baseUrl)}
         baseUrl={deps.config.baseUrl}
         csrf={c.get('csrfToken')}

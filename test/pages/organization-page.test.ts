@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
 import { signIn, startTestService, type TestService } from '../helpers/service.ts';
+import { connect } from '../oauth/flow.ts';
 
 let svc: TestService;
 let admin: { cookie: string; csrf: string };
@@ -74,6 +75,17 @@ describe('the Organization page (issue 12)', () => {
     >`select * from sso_configs`;
     expect(kept!.client_secret_enc).toBe(row!.client_secret_enc);
     expect(kept!.provision_role).toBeNull();
+  });
+
+  it('lists a connected AI client and disables it from the page', async () => {
+    const { client } = await connect(svc, svc.admin);
+    const page = await (await svc.fetch('/organization', { headers: { cookie: admin.cookie } })).text();
+    expect(page).toContain('Test AI client');
+    const res = await post('/organization/ai-clients', { client_id: client.client_id, disabled: 'on' });
+    expect(res.status).toBe(303);
+    const [row] = await svc.deps.sql<{ disabled: boolean }[]>`
+      select disabled from ai_client_controls where client_id = ${client.client_id}`;
+    expect(row!.disabled).toBe(true);
   });
 
   it('is for admins only', async () => {

@@ -1,0 +1,59 @@
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../config/runtime.ts';
+import { setAiClientControl } from '../../governance/ai-clients.ts';
+import { listOrgAiClients } from '../../store/ai-clients.ts';
+import type { AppEnv } from '../env.ts';
+import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { doc } from '../openapi.ts';
+import { jsonBody } from '../validate.ts';
+import { actorOf } from './databases.ts';
+
+const Limits = v.pipe(
+  v.object({
+    disabled: v.boolean(),
+    database_ids: v.nullable(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.maxLength(500))),
+  }),
+  v.description(
+    'Limits on one AI client for the whole organization: disabled refuses every request it makes; database_ids keeps it to those databases (null: no limit beyond its person).',
+  ),
+  v.examples([
+    { disabled: false, database_ids: ['db_01JD0000000000000000000000'] },
+    { disabled: true, database_ids: null },
+  ]),
+);
+
+/** Connected AI clients of the organization and their limits (issue 15), admins only. */
+export function aiClientRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
+  app.get('/', doc('AI clients', 'List the AI clients people connected, with their limits'), async (c) =>
+    c.json({ data: (await listOrgAiClients(deps.sql, c.get('principal').orgId)).map(present) }),
+  );
+  app.put(
+    '/:clientId',
+    doc('AI clients', 'Limit or disable an AI client for the organization', { body: Limits }),
+    async (c) => {
+      const body = await jsonBody(c, Limits);
+      const p = c.get('principal');
+      const row = await setAiClientControl(deps.sql, p.orgId, actorOf(p), c.req.param('clientId'), {
+        disabled: body.disabled,
+        databaseIds: body.database_ids,
+      });
+      return c.json({ client_id: row.client_id, disabled: row.disabled, database_ids: row.database_ids });
+    },
+  );
+  return app;
+}
+
+function present(x: Awaited<ReturnType<typeof listOrgAiClients>>[number]) {
+  return {
+    client_id: x.client_id,
+    client_name: x.client_name,
+    kind: x.kind,
+    people: x.people,
+    last_used_at: x.last_used_at?.toISOString() ?? null,
+    disabled: x.disabled,
+    database_ids: x.database_ids,
+  };
+}

@@ -1,0 +1,70 @@
+// Per-client limits on AI access (issue 15): an organization's admins disable a connected AI
+// client or keep it to some databases, on top of what its person may do (DESIGN.md pipeline
+// step 2). AI clients only ever read (SPEC.md 1.4), so no per-client read-only switch is needed.
+import { forbidden, validationFailed } from '../core/errors.ts';
+import { type AiClientControlRow, findAiClientControl, upsertAiClientControl } from '../store/ai-clients.ts';
+import { findDatabase } from '../store/databases.ts';
+import type { Tx } from '../store/db.ts';
+import { findClient } from '../store/oauth.ts';
+import { recordEvent } from './audit.ts';
+import type { QueryActor } from './query.ts';
+
+export function aiClientControl(
+  sql: Tx,
+  orgId: string,
+  clientId: string,
+): Promise<AiClientControlRow | null> {
+  return findAiClientControl(sql, orgId, clientId);
+}
+
+/** Why this client may not use this database, or null when it may. */
+export async function aiClientRefusal(
+  sql: Tx,
+  orgId: string,
+  client: { id: string; name: string },
+  database: { id: string; name: string },
+): Promise<string | null> {
+  const control = await findAiClientControl(sql, orgId, client.id);
+  if (!control) return null;
+  if (control.disabled) return `your organization has disabled the AI client ${client.name}`;
+  if (control.database_ids && !control.database_ids.includes(database.id))
+    return `your organization keeps the AI client ${client.name} away from database ${database.name}`;
+  return null;
+}
+
+/** Sets a client's limits; admins only; audited as an access change. */
+export async function setAiClientControl(
+  sql: Tx,
+  orgId: string,
+  actor: QueryActor,
+  clientId: string,
+  input: { disabled: boolean; databaseIds: string[] | null },
+): Promise<AiClientControlRow> {
+  if (actor.kind === 'workflow_run' || (actor.kind === 'user' && actor.role === 'member'))
+    throw forbidden('this needs the admin role');
+  const client = await findClient(sql, clientId);
+  if (!client) throw validationFailed([{ path: 'client_id', message: 'no such AI client' }]);
+  for (const [i, id] of (input.databaseIds ?? []).entries()) {
+    if (!(await findDatabase(sql, orgId, id)))
+      throw validationFailed([
+        { path: `database_ids.${i}`, message: 'no such database in this organization' },
+      ]);
+  }
+  const row = await upsertAiClientControl(sql, {
+    orgId,
+    clientId,
+    disabled: input.disabled,
+    databaseIds: input.databaseIds,
+    updatedBy: actor.kind === 'user' ? actor.userId : null,
+  });
+  await recordEvent(sql, {
+    orgId,
+    actor,
+    origin: 'user',
+    event: 'ai_client.limited',
+    subject: { client_id: clientId, disabled: input.disabled, database_ids: input.databaseIds },
+    outcome: 'allowed',
+    detail: `${client.client_name}: ${input.disabled ? 'disabled' : input.databaseIds ? `only ${input.databaseIds.length} database(s)` : 'no limit'}`,
+  });
+  return row;
+}
