@@ -2,6 +2,7 @@
 
 import { buildSnapshot } from '../automation/snapshot.ts';
 import type { Deps } from '../config/runtime.ts';
+import { parseInputs } from '../expr/index.ts';
 import * as runs from '../store/workflow-runs.ts';
 import { findWorkflowById } from '../store/workflows.ts';
 import type { RunSnapshot, RunState } from '../workflows/types.ts';
@@ -31,7 +32,9 @@ export async function beginScheduledRun(
 ): Promise<RunSnapshot | null> {
   const wf = await findWorkflowById(deps.sql, input.workflowId);
   if (!wf || wf.archived_at !== null) return null;
-  // A cron run has no one to ask for inputs: only workflows without inputs may have a schedule.
+  // A cron run has no one to ask for inputs: it runs with their defaults (a schedule needs one for
+  // every input, automation/validate.ts).
+  const inputs = parseInputs(wf.inputs, {}, { fromText: false });
   await runs.insertRun(deps.sql, {
     id: input.runId,
     workflow_id: wf.id,
@@ -39,12 +42,12 @@ export async function beginScheduledRun(
     trigger: 'cron',
     initiator_user_id: null,
     initiator_api_key_id: null,
-    inputs: {},
+    inputs,
   });
   return buildSnapshot(deps.config, wf, {
     runId: input.runId,
     trigger: 'cron',
     initiatorUserId: null,
-    inputs: {},
+    inputs,
   });
 }

@@ -52,7 +52,7 @@ export async function patchWorkflow(
           : current.tracker_label_name === null
             ? null
             : { name: current.tracker_label_name },
-      inputs: body.inputs ?? current.inputs,
+      inputs: body.inputs ?? current.inputs.map((x) => ({ ...x, default: x.default ?? null })),
       steps: body.steps ?? current.steps,
       run_permissions: body.run_permissions ?? current.run_permissions,
     };

@@ -11,7 +11,7 @@ export function presentWorkflow(w: WorkflowRow) {
     group: w.group_name,
     cron_schedule: w.cron_schedule,
     trigger_tracker_label: w.tracker_label_id ? { id: w.tracker_label_id, name: w.tracker_label_name } : null,
-    inputs: w.inputs,
+    inputs: w.inputs.map((i) => ({ ...i, default: i.default ?? null })),
     steps: w.steps.map((s) => ({
       id: s.id,
       name: s.name,

@@ -118,6 +118,11 @@ const Input = v.object({
   ),
   description: v.optional(text(2000), ''),
   type: v.picklist(INPUT_TYPES, 'must be one of string, float, integer, boolean'),
+  /** A value of the input's type, used when a run gives none (cron runs need one for every input). */
+  default: v.optional(
+    v.nullable(v.union([v.pipe(v.string(), v.maxLength(10_000)), v.number(), v.boolean()])),
+    null,
+  ),
 });
 
 const fields = {

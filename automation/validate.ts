@@ -4,7 +4,10 @@ import type { FieldError } from '../core/errors.ts';
 import {
   collectReferences,
   ExprError,
+  type InputDefinition,
+  InputError,
   parseExpression,
+  parseInputValue,
   parseTemplate,
   type References,
 } from '../expr/index.ts';
@@ -19,22 +22,38 @@ interface StepLike {
 /** Every problem of the definition, each naming its field; empty when the definition is sound. */
 export function definitionProblems(def: {
   cron_schedule: string | null;
-  inputs: readonly { key: string }[];
+  inputs: readonly InputDefinition[];
   steps: readonly StepLike[];
 }): FieldError[] {
   const errors: FieldError[] = [];
   if (def.cron_schedule !== null) {
     const problem = cronProblem(def.cron_schedule);
     if (problem) errors.push({ path: 'cron_schedule', message: problem });
-    // A scheduled run has nobody to supply inputs.
-    else if (def.inputs.length > 0)
-      errors.push({ path: 'cron_schedule', message: 'a workflow with inputs cannot run on a schedule' });
+    else {
+      // A scheduled run has nobody to supply inputs: each needs a default (issue 16).
+      const missing = def.inputs
+        .filter((x) => x.default === undefined || x.default === null)
+        .map((x) => x.key);
+      if (missing.length > 0)
+        errors.push({
+          path: 'cron_schedule',
+          message: `a schedule needs a default for every input; these have none: ${missing.join(', ')}`,
+        });
+    }
   }
   const inputKeys = new Set<string>();
   def.inputs.forEach((input, i) => {
     if (inputKeys.has(input.key))
       errors.push({ path: `inputs.${i}.key`, message: `duplicate input ${input.key}` });
     inputKeys.add(input.key);
+    if (input.default !== undefined && input.default !== null) {
+      try {
+        parseInputValue(input.type, input.default, { fromText: false, name: input.key });
+      } catch (err) {
+        if (!(err instanceof InputError)) throw err;
+        errors.push({ path: `inputs.${i}.default`, message: err.reason });
+      }
+    }
   });
   const earlier = new Map<string, string>(); // step name → action type
   def.steps.forEach((step, i) => {

@@ -92,6 +92,8 @@ export function parseInputValue(
 export interface InputDefinition {
   key: string;
   type: InputType;
+  /** Used when a run gives no value (a cron run, or a caller that leaves it out). */
+  default?: string | number | boolean | null;
 }
 
 /**
@@ -111,10 +113,13 @@ export function parseInputs(
     }
   }
   for (const def of definitions) {
-    if (!Object.hasOwn(raw, def.key) || raw[def.key] === undefined) {
+    const given = Object.hasOwn(raw, def.key) && raw[def.key] !== undefined;
+    if (!given && (def.default === undefined || def.default === null)) {
       throw new InputError(`input '${def.key}' is required (a ${def.type})`, def.key);
     }
-    const value = parseInputValue(def.type, raw[def.key], { fromText: options.fromText, name: def.key });
+    const value = given
+      ? parseInputValue(def.type, raw[def.key], { fromText: options.fromText, name: def.key })
+      : parseInputValue(def.type, def.default, { fromText: false, name: def.key });
     Object.defineProperty(out, def.key, { value, enumerable: true, writable: true, configurable: true });
   }
   return out;

@@ -7,6 +7,8 @@ export interface InputDefinition {
   key: string;
   description: string;
   type: InputType;
+  /** Used when a run gives no value; a cron schedule needs one for every input (issue 16). */
+  default?: string | number | boolean | null;
 }
 
 /** Who may approve an approval step: one user, or everyone with a role (workflows/README.md). */

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: step bodies are expression-language templates.
 // Cron: one Temporal Schedule per workflow in UTC, kept in step with the definition, fired here
 // with the schedule's trigger (rather than waiting for the minute), and removed on archive.
 import { ScheduleNotFoundError } from '@temporalio/client';
@@ -64,5 +65,67 @@ describe('cron schedule', () => {
     });
     expect(res.status).toBe(422);
     expect(res.body.errors![0]!.path).toBe('cron_schedule');
+  });
+});
+
+// Issue 16: parameterized jobs are scheduled too — with the defaults of their inputs.
+describe('cron with inputs', () => {
+  it('refuses a schedule while an input has no default, naming it', async () => {
+    const res = await env.api('POST', '/api/v1/workflows', {
+      name: 'Nightly report',
+      cron_schedule: '0 4 * * *',
+      inputs: [
+        { key: 'region', description: 'where', type: 'string', default: 'eu' },
+        { key: 'days', description: 'how far back', type: 'integer' },
+      ],
+      steps: [{ name: 'ping', action: { __type__: 'api', endpoint: `${env.receiver.url}/cron-inputs` } }],
+    });
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(res.body)).toContain('these have none: days');
+  });
+
+  it('refuses a default of the wrong type, naming the field', async () => {
+    const res = await env.api<{ errors: Array<{ path: string }> }>('POST', '/api/v1/workflows', {
+      name: 'Bad default',
+      inputs: [{ key: 'days', description: '', type: 'integer', default: 'seven' }],
+      steps: [],
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0]!.path).toBe('inputs.0.default');
+  });
+
+  it('fires with the defaults, which reach the steps', async () => {
+    const created = await env.api<WorkflowView>('POST', '/api/v1/workflows', {
+      name: 'Nightly report',
+      cron_schedule: '0 4 * * *',
+      inputs: [
+        { key: 'region', description: 'where', type: 'string', default: 'eu' },
+        { key: 'days', description: 'how far back', type: 'integer', default: 7 },
+      ],
+      steps: [
+        {
+          name: 'ping',
+          action: {
+            __type__: 'api',
+            endpoint: `${env.receiver.url}/cron-inputs`,
+            method: 'POST',
+            body: '{"region": "${region}", "days": ${days}}',
+          },
+        },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const before = env.receiver.requests.length;
+    await env.svc.deps.temporal!.client.schedule.getHandle(scheduleId(created.body.id)).trigger();
+    let runs: RunView[] = [];
+    for (let i = 0; i < 100 && runs.length === 0; i++) {
+      runs = (await env.api<{ data: RunView[] }>('GET', `/api/v1/workflows/${created.body.id}/runs`)).body
+        .data;
+      if (runs.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    const run = await env.waitRun(created.body.id, runs[0]!.id);
+    expect(run.status, run.error ?? '').toBe('succeeded');
+    const sent = env.receiver.requests.slice(before).filter((r) => r.path === '/cron-inputs');
+    expect(JSON.parse(sent[0]!.body)).toEqual({ region: 'eu', days: 7 });
   });
 });
