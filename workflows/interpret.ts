@@ -101,7 +101,11 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
     failure = err;
     const st = state.steps[current];
     if (err instanceof StopRun) {
-      if (st) st.status = 'succeeded';
+      if (st) {
+        st.status = 'succeeded';
+        // Say why the run ended here: the run view shows it (issue 16).
+        st.output = { result: false, ended_run_as: err.status };
+      }
       for (const rest of state.steps.slice(current + 1)) rest.status = 'skipped';
       state.status = err.status;
       state.error = err.error;

@@ -1,4 +1,6 @@
+import { raw } from 'hono/html';
 import type { presentRun } from '../../automation/present.ts';
+import type { AuditRow } from '../../store/audit.ts';
 import type { WorkflowRunRow } from '../../store/workflow-runs.ts';
 import { Badge, Csrf, cellText, Flash, ResultTable, when } from './components.tsx';
 
@@ -54,6 +56,8 @@ export function RunPage(props: {
   workflowName: string;
   temporalUrl: string | null;
   viewerIsInitiator: boolean;
+  /** The run's own audit entries (its queries), for admins; null for members. */
+  audit: AuditRow[] | null;
   csrf: string;
   notice?: string | undefined;
   error?: string | undefined;
@@ -84,6 +88,19 @@ export function RunPage(props: {
       <p>
         Inputs: <code>{JSON.stringify(r.inputs)}</code>
       </p>
+      {r.status === 'running' || r.status === 'waiting_for_approval' ? (
+        <form method="post" action={`${base}/cancel`} class="inline">
+          <Csrf token={props.csrf} />
+          <button type="submit" class="small bad">
+            Cancel run
+          </button>
+        </form>
+      ) : null}
+      {r.status === 'running' ? (
+        // Live status without a framework: while steps run, the page reloads itself every 2 s
+        // unless someone is typing in it.
+        <script>{raw(LIVE_RELOAD)}</script>
+      ) : null}
       {r.error ? <p class="warning error">{r.error}</p> : null}
       {r.steps === null ? (
         <p class="muted">Step details are not available (the run is not reachable right now).</p>
@@ -114,8 +131,29 @@ export function RunPage(props: {
             )
           ) : null}
           <StepOutput output={s.output} />
+          {s.started_at ? (
+            <p class="muted small">
+              {when(s.started_at)}
+              {s.finished_at ? ` → ${when(s.finished_at)} (${seconds(s.started_at, s.finished_at)})` : ''}
+            </p>
+          ) : null}
         </article>
       ))}
+      {props.audit && props.audit.length > 0 ? (
+        <>
+          <h2>Audit entries of this run</h2>
+          <ul class="plain card">
+            {props.audit.map((e) => (
+              <li>
+                <Badge status={e.outcome} /> <span class="muted small">{when(e.occurred_at)}</span>{' '}
+                <code>{e.statement}</code>
+                {e.rows_returned !== null ? <span class="muted"> · {e.rows_returned} row(s)</span> : null}
+                {e.detail ? <span class="muted"> · {e.detail}</span> : null}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
       {r.approvals && r.approvals.length > 0 ? (
         <>
           <h2>Approvals</h2>
@@ -139,6 +177,21 @@ function StepOutput(props: { output: unknown }) {
   const q = o as { columns?: unknown; rows?: unknown; redacted?: unknown };
   // automation/redact.ts: the reader's policy differs from the one the output was computed under.
   const note = typeof q.redacted === 'string' ? <p class="warning">{q.redacted}</p> : null;
+  const c = o as { result?: unknown; ended_run_as?: unknown; command?: unknown; num_rows?: unknown };
+  if (c.result === false && typeof c.ended_run_as === 'string')
+    return (
+      <p class="notice">
+        The condition was false, so the run ended here as <strong>{c.ended_run_as}</strong>, as the step is
+        set to.
+      </p>
+    );
+  // A write returns no columns: say how many rows it changed rather than "No rows".
+  if (Array.isArray(q.columns) && q.columns.length === 0 && typeof c.num_rows === 'number')
+    return (
+      <p class="notice">
+        {typeof c.command === 'string' ? c.command : 'Statement'} — {c.num_rows} row(s) affected
+      </p>
+    );
   if (Array.isArray(q.columns) && Array.isArray(q.rows))
     return (
       <>
@@ -149,3 +202,13 @@ function StepOutput(props: { output: unknown }) {
   if (note) return note;
   return <pre>{JSON.stringify(o, null, 2)}</pre>;
 }
+
+function seconds(from: string, to: string): string {
+  const ms = new Date(to).getTime() - new Date(from).getTime();
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+const LIVE_RELOAD = `setTimeout(function () {
+  var busy = document.activeElement && /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName);
+  if (!busy) location.reload();
+}, 2000);`;

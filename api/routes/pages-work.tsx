@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { mayRead } from '../../automation/access.ts';
 import { presentRun } from '../../automation/present.ts';
-import { decideApproval, getRun, listRuns } from '../../automation/runs.ts';
+import { cancelRun, decideApproval, getRun, listRuns } from '../../automation/runs.ts';
 import { runUrl } from '../../automation/snapshot.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { listDatabases } from '../../governance/databases.ts';
@@ -14,6 +14,7 @@ import {
   reviewRequest,
   runRequest,
 } from '../../governance/requests.ts';
+import { searchAudit } from '../../store/audit.ts';
 import { listReviewsOf, listRevisions } from '../../store/query-requests.ts';
 import { listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows } from '../../store/workflows.ts';
@@ -188,11 +189,25 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
         workflowName={name}
         temporalUrl={temporalUrl}
         viewerIsInitiator={found.value.row.initiator_user_id === p.userId}
+        audit={
+          p.role === 'member'
+            ? null
+            : await searchAudit(deps.sql, p.orgId, { actor: runId }, { order: 'asc', limit: 100 })
+        }
         csrf={c.get('csrfToken')}
         notice={c.req.query('notice')}
         error={c.req.query('error')}
       />,
     );
+  });
+
+  app.post('/runs/:workflowId/:runId/cancel', async (c) => {
+    const { workflowId, runId } = c.req.param();
+    const page = `/runs/${workflowId}/${runId}`;
+    const out = await attempt(() => cancelRun(deps, c.get('principal'), workflowId, runId));
+    return out.ok
+      ? redirectWith(c, page, 'notice', 'Cancel requested: steps in flight are stopped.')
+      : redirectWith(c, page, 'error', out.error.detail);
   });
 
   app.post('/runs/:workflowId/:runId/approvals', async (c) => {

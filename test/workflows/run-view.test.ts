@@ -1,0 +1,94 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: step queries are expression-language templates.
+// Issue 16 "Run view": a write step says how many rows it changed, a condition that ended the run
+// says so, a running run can be canceled from its page, and admins see the run's audit entries.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
+import { signIn } from '../helpers/service.ts';
+import { runWorkflow, startWorkflowEnv, type WorkflowEnv } from './setup.ts';
+
+let env: WorkflowEnv;
+let admin: { cookie: string; csrf: string };
+const TABLE = `run_view_${Date.now()}`;
+
+beforeAll(async () => {
+  env = await startWorkflowEnv({ worker: true });
+  admin = await signIn(env.svc, env.svc.admin.email, env.svc.admin.password);
+  await withHarnessPostgres(async (sql) => {
+    await sql`create table ${sql(TABLE)} (id int primary key, state text)`;
+    await sql`insert into ${sql(TABLE)} values (1, 'open'), (2, 'open')`;
+  });
+});
+afterAll(async () => {
+  await env?.stop();
+  await withHarnessPostgres((sql) => sql`drop table if exists ${sql(TABLE)}`);
+});
+
+const page = async (path: string) =>
+  (await env.svc.fetch(path, { headers: { cookie: admin.cookie } })).text();
+
+describe('the run page (issue 16)', () => {
+  it('shows rows affected by a write, why a condition ended the run, timings and the audit entries', async () => {
+    const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
+      name: 'close one',
+      inputs: [{ key: 'id', description: 'row', type: 'integer' }],
+      steps: [
+        {
+          name: 'close',
+          action: {
+            __type__: 'query',
+            credential_id: env.db.credentialId,
+            query: `update ${TABLE} set state = 'closed' where id = \${id}`,
+            timeout_seconds: null,
+          },
+        },
+        {
+          name: 'more',
+          action: {
+            __type__: 'condition',
+            expression: '${step.close.output.num_rows} > 1',
+            on_false: 'succeed',
+          },
+        },
+        { name: 'never', action: { __type__: 'api', endpoint: `${env.receiver.url}/never` } },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const runId = await runWorkflow(env, created.body.id, { id: 1 });
+    const run = await env.waitRun(created.body.id, runId);
+    expect(run.status).toBe('succeeded');
+    const html = await page(`/runs/${created.body.id}/${runId}`);
+    expect(html).toContain('UPDATE — 1 row(s) affected');
+    expect(html).not.toContain('No rows.');
+    expect(html).toContain('The condition was false, so the run ended here as <strong>succeeded</strong>');
+    expect(html).toMatch(/UTC → \d{4}-\d{2}-\d{2} [\d:]+ UTC \(\d/);
+    expect(html).toContain('Audit entries of this run');
+    expect(html).toContain(`update ${TABLE} set state`);
+  });
+
+  it('cancels a run waiting for approval from its page', async () => {
+    const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
+      name: 'needs a yes',
+      steps: [
+        {
+          name: 'ok',
+          action: { __type__: 'approval', reviews_required: 1 },
+          permissions: [{ role: 'admin' }],
+        },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const runId = await runWorkflow(env, created.body.id, {});
+    await env.waitRun(created.body.id, runId, (r) => r.status === 'waiting_for_approval');
+    const path = `/runs/${created.body.id}/${runId}`;
+    expect(await page(path)).toContain('Cancel run');
+    const res = await env.svc.fetch(`${path}/cancel`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie },
+      body: new URLSearchParams({ _csrf: admin.csrf }),
+      redirect: 'manual',
+    });
+    expect(decodeURIComponent(res.headers.get('location')!)).toContain('Cancel requested');
+    const run = await env.waitRun(created.body.id, runId);
+    expect(run.status).toBe('canceled');
+  });
+});
