@@ -17,7 +17,7 @@ import type { interpretWorkflow } from '../workflows/interpret.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
 import { runSearchAttributes } from '../workflows/search-attributes.ts';
 import type { RunState, RunTrigger } from '../workflows/types.ts';
-import { mayStart, readableWorkflow, startableWorkflow } from './access.ts';
+import { mayRead, mayStart, readableWorkflow, startableWorkflow } from './access.ts';
 import { redactRun } from './redact.ts';
 import { buildSnapshot } from './snapshot.ts';
 
@@ -158,6 +158,24 @@ export async function listRuns(
 ): Promise<runStore.WorkflowRunRow[]> {
   await readableWorkflow(deps, principal, workflowId);
   const rows = await runStore.listRuns(deps.sql, principal.orgId, workflowId, page);
+  return Promise.all(
+    rows.map(async (r) => ({ ...r, error: (await redactRun(deps, principal, r.state, r.error)).error })),
+  );
+}
+
+/**
+ * Runs of every workflow the person may read, filtered, newest first, each redacted for them
+ * like a single run (the Workflow runs page).
+ */
+export async function listReadableRuns(
+  deps: RunDeps,
+  principal: Principal,
+  workflows: WorkflowRow[],
+  filter: Omit<runStore.RunFilter, 'workflowIds'> & { workflowId?: string | undefined },
+): Promise<runStore.WorkflowRunRow[]> {
+  const readable = workflows.filter((wf) => mayRead(principal, wf)).map((wf) => wf.id);
+  const ids = filter.workflowId ? readable.filter((id) => id === filter.workflowId) : readable;
+  const rows = await runStore.listOrgRuns(deps.sql, principal.orgId, { ...filter, workflowIds: ids });
   return Promise.all(
     rows.map(async (r) => ({ ...r, error: (await redactRun(deps, principal, r.state, r.error)).error })),
   );

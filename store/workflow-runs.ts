@@ -101,3 +101,29 @@ export async function claimDelivery(
     select run_id from tracker_deliveries where delivery_id = ${deliveryId} and workflow_id = ${workflowId}`;
   return row!.run_id;
 }
+
+/** Filters of the organization-wide run list (the Workflow runs page). */
+export interface RunFilter {
+  workflowIds: string[];
+  status?: string | undefined;
+  trigger?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+  before?: string | undefined;
+  limit: number;
+}
+
+/** Runs of these workflows, newest first (run ids are ULIDs, so id order is start order). */
+export async function listOrgRuns(sql: Tx, orgId: string, f: RunFilter): Promise<WorkflowRunRow[]> {
+  if (f.workflowIds.length === 0) return [];
+  return sql<WorkflowRunRow[]>`
+    select * from workflow_runs
+    where org_id = ${orgId} and workflow_id in ${sql(f.workflowIds)}
+      ${f.status ? sql`and status = ${f.status}` : sql``}
+      ${f.trigger ? sql`and trigger = ${f.trigger}` : sql``}
+      ${f.from ? sql`and started_at >= ${f.from}` : sql``}
+      ${f.to ? sql`and started_at < ${f.to}` : sql``}
+      ${f.before ? sql`and id < ${f.before}` : sql``}
+    order by id desc
+    limit ${f.limit}`;
+}

@@ -4,14 +4,62 @@ import type { AuditRow } from '../../store/audit.ts';
 import type { WorkflowRunRow } from '../../store/workflow-runs.ts';
 import { Badge, Csrf, cellText, Flash, ResultTable, when } from './components.tsx';
 
-export function RunsPage(props: { runs: WorkflowRunRow[]; names: Record<string, string> }) {
+export function RunsPage(props: {
+  runs: WorkflowRunRow[];
+  names: Record<string, string>;
+  filter: Record<string, string>;
+  /** The last run shown when there are older ones (the next page starts after it). */
+  next: string | null;
+}) {
+  const f = props.filter;
+  const select = (name: string, label: string, options: Array<[string, string]>) => (
+    <div>
+      <label for={`filter-${name}`}>{label}</label>
+      <select id={`filter-${name}`} name={name}>
+        <option value="">any</option>
+        {options.map(([value, text]) => (
+          <option value={value} selected={f[name] === value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+  const older = new URLSearchParams({ ...f, before: props.next ?? '' });
   return (
     <section>
       <h1>Workflow runs</h1>
-      {props.runs.length === 0 ? <p class="muted">No workflow has run yet.</p> : null}
+      <form method="get" action="/runs" class="row card wide">
+        {select('workflow', 'Workflow', Object.entries(props.names))}
+        {select(
+          'status',
+          'Status',
+          ['running', 'waiting_for_approval', 'succeeded', 'failed', 'canceled'].map((s) => [
+            s,
+            s.replaceAll('_', ' '),
+          ]),
+        )}
+        {select(
+          'trigger',
+          'Trigger',
+          ['manual', 'api', 'cron', 'tracker'].map((t) => [t, t]),
+        )}
+        <div>
+          <label for="filter-from">From (UTC)</label>
+          <input id="filter-from" name="from" type="date" value={f.from ?? ''} />
+        </div>
+        <div>
+          <label for="filter-to">To (UTC)</label>
+          <input id="filter-to" name="to" type="date" value={f.to ?? ''} />
+        </div>
+        <button type="submit" class="fit">
+          Filter
+        </button>
+      </form>
+      {props.runs.length === 0 ? <p class="muted">No run matches.</p> : null}
       {props.runs.length > 0 ? (
         <div class="scroll">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th>Workflow</th>
@@ -24,18 +72,18 @@ export function RunsPage(props: { runs: WorkflowRunRow[]; names: Record<string, 
             <tbody>
               {props.runs.map((r) => (
                 <tr>
-                  <td>
+                  <td data-label="Workflow">
                     <a href={`/runs/${r.workflow_id}/${r.id}`}>
                       {props.names[r.workflow_id] ?? r.workflow_id}
                     </a>
                     <div class="muted">{r.id}</div>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <Badge status={r.status} />
                   </td>
-                  <td>{r.trigger}</td>
-                  <td>{when(r.started_at)}</td>
-                  <td>
+                  <td data-label="Trigger">{r.trigger}</td>
+                  <td data-label="Started">{when(r.started_at)}</td>
+                  <td data-label="Inputs">
                     <code>{JSON.stringify(r.inputs)}</code>
                   </td>
                 </tr>
@@ -43,6 +91,11 @@ export function RunsPage(props: { runs: WorkflowRunRow[]; names: Record<string, 
             </tbody>
           </table>
         </div>
+      ) : null}
+      {props.next ? (
+        <p>
+          <a href={`/runs?${older}`}>Older runs</a>
+        </p>
       ) : null}
     </section>
   );

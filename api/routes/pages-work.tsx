@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { mayRead } from '../../automation/access.ts';
 import { presentRun } from '../../automation/present.ts';
-import { cancelRun, decideApproval, getRun, listRuns } from '../../automation/runs.ts';
+import { cancelRun, decideApproval, getRun, listReadableRuns } from '../../automation/runs.ts';
 import { runUrl } from '../../automation/snapshot.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { listDatabases } from '../../governance/databases.ts';
@@ -26,6 +26,8 @@ import { actorOf } from './databases.ts';
 
 /** How many runs the runs page lists, newest first across workflows. */
 const RUNS_SHOWN = 50;
+const RUN_STATUSES = ['running', 'waiting_for_approval', 'succeeded', 'failed', 'canceled'];
+const RUN_TRIGGERS = ['manual', 'api', 'cron', 'tracker'];
 
 export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
@@ -147,20 +149,28 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
 
   app.get('/runs', async (c) => {
     const p = c.get('principal');
-    // Only workflows whose runs this person may read (automation/access.ts).
-    const workflows = (await listWorkflows(deps.sql, p.orgId, { includeArchived: true, limit: 200 })).filter(
-      (wf) => mayRead(p, wf),
+    const q = c.req.query();
+    const day = (v: string | undefined, plus = 0) =>
+      v && /^\d{4}-\d{2}-\d{2}$/.test(v) ? new Date(Date.parse(`${v}T00:00:00Z`) + plus) : undefined;
+    const filter = {
+      workflowId: q.workflow || undefined,
+      status: RUN_STATUSES.includes(q.status ?? '') ? q.status : undefined,
+      trigger: RUN_TRIGGERS.includes(q.trigger ?? '') ? q.trigger : undefined,
+      from: day(q.from),
+      // The "to" day is included whole.
+      to: day(q.to, 86_400_000),
+      before: /^run_[0-9A-Z]{26}$/.test(q.before ?? '') ? q.before : undefined,
+    };
+    const workflows = await listWorkflows(deps.sql, p.orgId, { includeArchived: true, limit: 500 });
+    const runs = await listReadableRuns(deps, p, workflows, { ...filter, limit: RUNS_SHOWN + 1 });
+    const names = Object.fromEntries(workflows.filter((w) => mayRead(p, w)).map((w) => [w.id, w.name]));
+    const next = runs.length > RUNS_SHOWN ? runs[RUNS_SHOWN - 1]!.id : null;
+    return render(
+      c,
+      'runs',
+      'Workflow runs',
+      <RunsPage runs={runs.slice(0, RUNS_SHOWN)} names={names} filter={q} next={next} />,
     );
-    const perWorkflow = await Promise.all(
-      workflows.map((wf) => listRuns(deps, p, wf.id, { limit: RUNS_SHOWN })),
-    );
-    // Run ids are ULIDs: sorting them sorts by start time.
-    const runs = perWorkflow
-      .flat()
-      .sort((a, b) => (a.id < b.id ? 1 : -1))
-      .slice(0, RUNS_SHOWN);
-    const names = Object.fromEntries(workflows.map((w) => [w.id, w.name]));
-    return render(c, 'runs', 'Workflow runs', <RunsPage runs={runs} names={names} />);
   });
 
   app.get('/runs/:workflowId/:runId', async (c) => {

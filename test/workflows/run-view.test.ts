@@ -92,3 +92,26 @@ describe('the run page (issue 16)', () => {
     expect(run.status).toBe('canceled');
   });
 });
+
+describe('the run list (issue 16)', () => {
+  it('filters by workflow, status and trigger', async () => {
+    const mk = async (name: string) =>
+      (await env.api<{ id: string }>('POST', '/api/v1/workflows', { name, steps: [] })).body.id;
+    const a = await mk('list a');
+    const b = await mk('list b');
+    const runA = await runWorkflow(env, a, {});
+    const runB = await runWorkflow(env, b, {});
+    await env.waitRun(a, runA);
+    await env.waitRun(b, runB);
+    const onlyA = await page(`/runs?workflow=${a}`);
+    expect(onlyA).toContain(runA);
+    expect(onlyA).not.toContain(runB);
+    const failed = await page('/runs?status=failed');
+    expect(failed).not.toContain(runA);
+    const api = await page('/runs?trigger=api');
+    expect(api).toContain(runA);
+    expect(api).toContain(runB);
+    expect(await page('/runs?trigger=cron')).not.toContain(runA);
+    expect(await page('/runs?to=2000-01-01')).toContain('No run matches.');
+  });
+});
