@@ -18,6 +18,14 @@ export interface ReviewContext {
 export function ReviewsPage(props: {
   waiting: QueryRequestRow[];
   mine: QueryRequestRow[];
+  /** Workflow runs waiting on an approval this person may give. */
+  workflowApprovals: Array<{
+    runId: string;
+    workflowId: string;
+    workflowName: string;
+    step: string;
+    startedAt: Date;
+  }>;
   ctx: ReviewContext;
   notice?: string | undefined;
   error?: string | undefined;
@@ -31,6 +39,21 @@ export function ReviewsPage(props: {
       {props.waiting.map((r) => (
         <RequestCard r={r} ctx={props.ctx} mine={false} />
       ))}
+      <h2>Workflow approvals waiting for you ({props.workflowApprovals.length})</h2>
+      {props.workflowApprovals.length === 0 ? (
+        <p class="muted">No workflow run is waiting for your approval.</p>
+      ) : (
+        <ul class="plain card">
+          {props.workflowApprovals.map((a) => (
+            <li>
+              <a href={`/runs/${a.workflowId}/${a.runId}`}>
+                {a.workflowName} — step {a.step}
+              </a>{' '}
+              <span class="muted small">started {when(a.startedAt)}</span>
+            </li>
+          ))}
+        </ul>
+      )}
       <h2>Your requests ({props.mine.length})</h2>
       {props.mine.length === 0 ? <p class="muted">You have no open or rejected query request.</p> : null}
       {props.mine.map((r) => (

@@ -109,6 +109,13 @@ export function RunPage(props: {
   workflowName: string;
   temporalUrl: string | null;
   viewerIsInitiator: boolean;
+  /** The approval waited on: context for the approver, and why this viewer may not decide. */
+  approval: {
+    step: string;
+    initiator: string;
+    next: { name: string; type: string; text: string } | null;
+    refusal: string | null;
+  } | null;
   /** The run's own audit entries (its queries), for admins; null for members. */
   audit: AuditRow[] | null;
   csrf: string;
@@ -164,9 +171,32 @@ export function RunPage(props: {
             {s.name} <Badge status={s.status} /> <span class="muted">{s.type}</span>
           </h2>
           {s.error ? <p class="error">{s.error}</p> : null}
+          {s.type === 'approval' && s.status === 'waiting' && props.approval ? (
+            <div class="approval-context">
+              <p>
+                Started by <strong>{props.approval.initiator}</strong> with inputs{' '}
+                <code>{JSON.stringify(r.inputs)}</code>.
+              </p>
+              {props.approval.next ? (
+                <>
+                  <p class="muted">
+                    If approved, next: <strong>{props.approval.next.name}</strong> ({props.approval.next.type}
+                    )
+                  </p>
+                  <pre>{props.approval.next.text}</pre>
+                </>
+              ) : (
+                <p class="muted">If approved, the run ends here.</p>
+              )}
+            </div>
+          ) : null}
           {s.type === 'approval' && s.status === 'waiting' ? (
-            props.viewerIsInitiator ? (
-              <p class="muted">Waiting for approval by someone other than you (you started this run).</p>
+            props.viewerIsInitiator || props.approval?.refusal ? (
+              <p class="muted">
+                {props.viewerIsInitiator
+                  ? 'Waiting for approval by someone other than you (you started this run).'
+                  : `Waiting for approval: ${props.approval?.refusal}.`}
+              </p>
             ) : (
               <form method="post" action={`${base}/approvals`}>
                 <Csrf token={props.csrf} />

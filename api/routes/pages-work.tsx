@@ -1,6 +1,7 @@
 // Pages where people act on work waiting for them: query-request reviews and workflow runs.
 import { Hono } from 'hono';
 import { mayRead } from '../../automation/access.ts';
+import { approvalRefusal, previewNextStep } from '../../automation/approval-context.ts';
 import { presentRun } from '../../automation/present.ts';
 import { cancelRun, decideApproval, getRun, listReadableRuns } from '../../automation/runs.ts';
 import { runUrl } from '../../automation/snapshot.ts';
@@ -16,7 +17,7 @@ import {
 } from '../../governance/requests.ts';
 import { searchAudit } from '../../store/audit.ts';
 import { listReviewsOf, listRevisions } from '../../store/query-requests.ts';
-import { listUsers } from '../../store/users.ts';
+import { findUserById, listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows } from '../../store/workflows.ts';
 import { ResultTable } from '../pages/components.tsx';
 import { ReviewsPage } from '../pages/reviews.tsx';
@@ -42,6 +43,39 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
     ]);
     const waiting = pending.items.filter((r) => r.author_user_id !== p.userId);
+    // Workflow runs waiting on an approval this person may give (issue 16: one inbox).
+    const workflows = await listWorkflows(deps.sql, p.orgId, { includeArchived: false, limit: 500 });
+    const waitingRuns = await listReadableRuns(deps, p, workflows, {
+      status: 'waiting_for_approval',
+      limit: 100,
+    });
+    // The waiting step lives in the run's state, which Temporal holds while the run is live.
+    const workflowApprovals = (
+      await Promise.all(
+        waitingRuns.slice(0, 20).map(async (run) => {
+          const wf = workflows.find((w) => w.id === run.workflow_id);
+          const view = wf ? await getRun(deps, p, wf.id, run.id).catch(() => null) : null;
+          const step = view?.state?.steps.find((st) => st.type === 'approval' && st.status === 'waiting');
+          if (!wf || !view?.state || !step) return null;
+          const refusal = approvalRefusal(
+            wf.steps,
+            step.name,
+            { user_id: p.userId, role: p.role },
+            run.initiator_user_id,
+            view.state,
+          );
+          return refusal
+            ? null
+            : {
+                runId: run.id,
+                workflowId: wf.id,
+                workflowName: wf.name,
+                step: step.name,
+                startedAt: run.started_at,
+              };
+        }),
+      )
+    ).filter((x) => x !== null);
     // A rejected request stays in front of its author, with the reviewers' reasons.
     const own = mine.items.filter((r) => ['pending', 'approved', 'rejected'].includes(r.status));
     const ids = [...waiting, ...own].map((r) => r.id);
@@ -71,6 +105,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       <ReviewsPage
         waiting={waiting}
         mine={own}
+        workflowApprovals={workflowApprovals}
         ctx={ctx}
         notice={c.req.query('notice')}
         error={c.req.query('error')}
@@ -178,7 +213,30 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
     const { workflowId, runId } = c.req.param();
     const found = await attempt(() => getRun(deps, p, workflowId, runId));
     if (!found.ok) return render(c, 'runs', 'Not found', <p class="error">{found.error.detail}</p>, 404);
-    const name = (await findWorkflow(deps.sql, p.orgId, workflowId))?.name ?? workflowId;
+    const wf = await findWorkflow(deps.sql, p.orgId, workflowId);
+    const name = wf?.name ?? workflowId;
+    const { row, state } = found.value;
+    // The approval step waited on, if any: who started the run, the next step, and whether this
+    // person may decide (automation/approval-context.ts).
+    const waiting = state?.steps.find((s) => s.type === 'approval' && s.status === 'waiting') ?? null;
+    const initiator = row.initiator_user_id ? await findUserById(deps.sql, row.initiator_user_id) : null;
+    const approval =
+      waiting && state && wf
+        ? {
+            step: waiting.name,
+            initiator:
+              initiator?.email ?? (row.initiator_api_key_id ? 'an organization API key' : row.trigger),
+            next: previewNextStep(wf.steps, waiting.name, state, row.inputs),
+            refusal:
+              approvalRefusal(
+                wf.steps,
+                waiting.name,
+                { user_id: p.userId, role: p.role },
+                row.initiator_user_id,
+                state,
+              )?.message ?? null,
+          }
+        : null;
     const temporalUrl = deps.config.temporalUiUrl
       ? runUrl(
           {
@@ -199,6 +257,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
         workflowName={name}
         temporalUrl={temporalUrl}
         viewerIsInitiator={found.value.row.initiator_user_id === p.userId}
+        approval={approval}
         audit={
           p.role === 'member'
             ? null

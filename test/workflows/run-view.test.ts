@@ -2,6 +2,7 @@
 // Issue 16 "Run view": a write step says how many rows it changed, a condition that ended the run
 // says so, a running run can be canceled from its page, and admins see the run's audit entries.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser } from '../../identity/manage.ts';
 import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import { signIn } from '../helpers/service.ts';
 import { runWorkflow, startWorkflowEnv, type WorkflowEnv } from './setup.ts';
@@ -113,5 +114,54 @@ describe('the run list (issue 16)', () => {
     expect(api).toContain(runB);
     expect(await page('/runs?trigger=cron')).not.toContain(runA);
     expect(await page('/runs?to=2000-01-01')).toContain('No run matches.');
+  });
+});
+
+describe('approvals (issue 16)', () => {
+  it('the approver sees who started the run and the next step filled in; only permitted people get the form; the inbox lists it', async () => {
+    const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
+      name: 'close after a yes',
+      inputs: [{ key: 'id', description: 'row', type: 'integer' }],
+      steps: [
+        {
+          name: 'ok',
+          action: { __type__: 'approval', reviews_required: 1 },
+          permissions: [{ role: 'member' }],
+        },
+        {
+          name: 'close',
+          action: {
+            __type__: 'query',
+            credential_id: env.db.credentialId,
+            query: `update ${TABLE} set state = 'closed' where id = \${id}`,
+            timeout_seconds: null,
+          },
+        },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const runId = await runWorkflow(env, created.body.id, { id: 2 });
+    await env.waitRun(created.body.id, runId, (r) => r.status === 'waiting_for_approval');
+    const path = `/runs/${created.body.id}/${runId}`;
+    // The super admin is not among the approvers (role member only): context, but no form.
+    const adminView = await page(path);
+    expect(adminView).toContain('an organization API key');
+    expect(adminView).toContain(`update ${TABLE} set state = &#39;closed&#39; where id = 2`);
+    expect(adminView).toContain('you are not among the approvers of step ok');
+    expect(adminView).not.toContain('name="decision" value="approve"');
+    // A member is: the form, and the run in their Reviews inbox.
+    const [org] = await env.svc.deps.sql<{ id: string }[]>`select id from organizations`;
+    await createUser(env.svc.deps.sql, {
+      orgId: org!.id,
+      email: 'approver.member@example.test',
+      role: 'member',
+      password: 'approver password 1',
+    });
+    const member = await signIn(env.svc, 'approver.member@example.test', 'approver password 1');
+    const memberView = await (await env.svc.fetch(path, { headers: { cookie: member.cookie } })).text();
+    expect(memberView).toContain('name="decision" value="approve"');
+    const inbox = await (await env.svc.fetch('/reviews', { headers: { cookie: member.cookie } })).text();
+    expect(inbox).toContain(`href="${path}"`);
+    expect(inbox).toContain('close after a yes — step ok');
   });
 });
