@@ -148,6 +148,21 @@ export function RunPage(props: {
       <p>
         Inputs: <code>{JSON.stringify(r.inputs)}</code>
       </p>
+      {r.status !== 'running' && r.status !== 'waiting_for_approval' ? (
+        <details>
+          <summary>Run again with the same or edited inputs</summary>
+          <form method="post" action={`${base}/rerun`} class="card wide">
+            <Csrf token={props.csrf} />
+            {Object.entries(r.inputs).map(([key, value]) => (
+              <>
+                <label for={`rerun-${key}`}>{key}</label>
+                <input id={`rerun-${key}`} name={`input.${key}`} value={String(value)} />
+              </>
+            ))}
+            <button type="submit">Start a new run</button>
+          </form>
+        </details>
+      ) : null}
       {r.status === 'running' || r.status === 'waiting_for_approval' ? (
         <form method="post" action={`${base}/cancel`} class="inline">
           <Csrf token={props.csrf} />

@@ -3,9 +3,18 @@ import { Hono } from 'hono';
 import { mayRead } from '../../automation/access.ts';
 import { approvalRefusal, previewNextStep } from '../../automation/approval-context.ts';
 import { presentRun } from '../../automation/present.ts';
-import { cancelRun, decideApproval, getRun, listReadableRuns } from '../../automation/runs.ts';
+import {
+  cancelRun,
+  decideApproval,
+  getRun,
+  listReadableRuns,
+  startRun,
+  typedInputs,
+} from '../../automation/runs.ts';
 import { runUrl } from '../../automation/snapshot.ts';
 import type { Deps } from '../../config/runtime.ts';
+import { notFound } from '../../core/errors.ts';
+import { recordEvent } from '../../governance/audit.ts';
 import { listDatabases } from '../../governance/databases.ts';
 import type { GovernanceDeps } from '../../governance/query.ts';
 import {
@@ -268,6 +277,32 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
         error={c.req.query('error')}
       />,
     );
+  });
+
+  // Re-run with the same or edited inputs: a new run, the same rules as any start (issue 16).
+  app.post('/runs/:workflowId/:runId/rerun', async (c) => {
+    const { workflowId, runId } = c.req.param();
+    const p = c.get('principal');
+    const inputs: Record<string, string> = {};
+    for (const [k, value] of Object.entries(c.get('form')))
+      if (k.startsWith('input.')) inputs[k.slice(6)] = value;
+    const out = await attempt(async () => {
+      const wf = await findWorkflow(deps.sql, p.orgId, workflowId);
+      if (!wf) throw notFound('no such workflow');
+      const newRun = await startRun(deps, p, workflowId, typedInputs(wf, inputs, true));
+      await recordEvent(deps.sql, {
+        orgId: p.orgId,
+        actor: { kind: 'user', userId: p.userId, role: p.role },
+        origin: 'user',
+        event: 'run.rerun',
+        subject: { workflow_id: workflowId, run_id: newRun, rerun_of: runId },
+        outcome: 'allowed',
+        detail: `re-ran ${runId} as ${newRun}`,
+      });
+      return newRun;
+    });
+    if (!out.ok) return redirectWith(c, `/runs/${workflowId}/${runId}`, 'error', out.error.detail);
+    return redirectWith(c, `/runs/${workflowId}/${out.value}`, 'notice', `Re-run of ${runId} started.`);
   });
 
   app.post('/runs/:workflowId/:runId/cancel', async (c) => {

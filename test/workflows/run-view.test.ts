@@ -165,3 +165,32 @@ describe('approvals (issue 16)', () => {
     expect(inbox).toContain('close after a yes — step ok');
   });
 });
+
+describe('re-run (issue 16)', () => {
+  it('starts a new run with edited inputs, recorded as a re-run in the audit log', async () => {
+    const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
+      name: 'echo',
+      inputs: [{ key: 'who', description: '', type: 'string' }],
+      steps: [
+        { name: 'gate', action: { __type__: 'condition', expression: '${who} == "Ada"', on_false: 'fail' } },
+      ],
+    });
+    const first = await runWorkflow(env, created.body.id, { who: 'Bo' });
+    expect((await env.waitRun(created.body.id, first)).status).toBe('failed');
+    const res = await env.svc.fetch(`/runs/${created.body.id}/${first}/rerun`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie },
+      body: new URLSearchParams({ _csrf: admin.csrf, 'input.who': 'Ada' }),
+      redirect: 'manual',
+    });
+    const second = /run_[0-9A-Z]{26}/.exec(res.headers.get('location') ?? '')?.[0];
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    const run = await env.waitRun(created.body.id, second!);
+    expect(run.status).toBe('succeeded');
+    expect(run.inputs).toEqual({ who: 'Ada' });
+    const [event] = await env.svc.deps.sql<{ subject: { rerun_of: string } }[]>`
+      select subject from audit_log where event = 'run.rerun' and subject->>'run_id' = ${second!}`;
+    expect(event!.subject.rerun_of).toBe(first);
+  });
+});
