@@ -43,11 +43,12 @@ const q = (database_id: string, sql: string) => callTool(mcp, 'run_query', { dat
 describe('tools/list (issue 17.5: input schemas generated from the validation schemas)', () => {
   it('every property is described, required fields are marked, and limits come from the validation', async () => {
     const { tools } = await mcp.listTools();
-    const byName = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema as Record<string, any>]));
+    type Schema = { type: string; required?: string[]; properties: Record<string, Record<string, unknown>> };
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema as unknown as Schema]));
     for (const [name, schema] of Object.entries(byName)) {
       expect(schema.type, name).toBe('object');
       for (const [prop, def] of Object.entries(schema.properties ?? {}))
-        expect(typeof (def as { description?: string }).description, `${name}.${prop}`).toBe('string');
+        expect(typeof def.description, `${name}.${prop}`).toBe('string');
     }
     expect(byName.sample_table!.required).toEqual(['database_id', 'table']);
     expect(byName.sample_table!.properties.limit).toMatchObject({
