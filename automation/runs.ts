@@ -20,6 +20,7 @@ import type { RunState, RunTrigger } from '../workflows/types.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from './access.ts';
 import { redactRun } from './redact.ts';
 import { buildSnapshot } from './snapshot.ts';
+import { startFailureReason } from './start-failure.ts';
 
 type RunDeps = Pick<Deps, 'sql' | 'config' | 'temporal' | 'logger'>;
 
@@ -101,9 +102,10 @@ export async function launch(
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-    await runStore.failRunStart(deps.sql, run.runId, 'the run could not be started');
-    deps.logger.error({ err: { message: (err as Error).message }, runId: run.runId }, 'run start failed');
-    throw new AppError(503, 'unavailable', 'Service unavailable', 'the run could not be started; try again');
+    const reason = startFailureReason(err);
+    await runStore.failRunStart(deps.sql, run.runId, `the run could not be started: ${reason}`);
+    deps.logger.error({ reason, runId: run.runId }, 'run start failed');
+    throw new AppError(503, 'unavailable', 'Service unavailable', `the run could not be started: ${reason}`);
   }
 }
 
