@@ -9,6 +9,7 @@ import {
 import type { Deps, TemporalHandle } from '../config/runtime.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
+import { recordEvent } from '../governance/audit.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';
 import * as runStore from '../store/workflow-runs.ts';
@@ -16,7 +17,7 @@ import type { WorkflowRow } from '../store/workflows.ts';
 import type { interpretWorkflow } from '../workflows/interpret.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
 import { runSearchAttributes } from '../workflows/search-attributes.ts';
-import type { RunState, RunTrigger } from '../workflows/types.ts';
+import type { RunSnapshot, RunState, RunTrigger } from '../workflows/types.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from './access.ts';
 import { redactRun } from './redact.ts';
 import { buildSnapshot } from './snapshot.ts';
@@ -77,6 +78,7 @@ export async function launch(
     initiatorUserId: string | null;
     initiatorApiKeyId: string | null;
     inputs: Record<string, string | number | boolean>;
+    resume?: RunSnapshot['resume'];
   },
 ): Promise<void> {
   if (wf.archived_at) throw conflict('the workflow is archived and can no longer run');
@@ -90,7 +92,7 @@ export async function launch(
     initiator_api_key_id: run.initiatorApiKeyId,
     inputs: run.inputs,
   });
-  const snapshot = buildSnapshot(deps.config, wf, run);
+  const snapshot = { ...buildSnapshot(deps.config, wf, run), ...(run.resume ? { resume: run.resume } : {}) };
   try {
     await temporal.client.workflow.start<typeof interpretWorkflow>('interpretWorkflow', {
       workflowId: run.runId,
@@ -181,6 +183,68 @@ export async function listReadableRuns(
   return Promise.all(
     rows.map(async (r) => ({ ...r, error: (await redactRun(deps, principal, r.state, r.error)).error })),
   );
+}
+
+/**
+ * Retries a failed run from the step that failed (issue 16): a new run of the same definition and
+ * inputs whose completed steps are not run again — their outputs are reused. Only the person who
+ * started the run may retry it (an organization key, a run no person started), and it runs as
+ * them again, so the reused outputs, computed under their data-protection policy, never feed
+ * steps run as someone else. Refused when the definition changed before the failed step: a
+ * completed step would then have to run again (re-run instead).
+ */
+export async function retryRun(
+  deps: RunDeps,
+  principal: Principal,
+  workflowId: string,
+  runId: string,
+): Promise<string> {
+  // Still allowed to start it: run_permissions may have changed since.
+  const wf = await startableWorkflow(deps, principal, workflowId);
+  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  if (!row) throw notFound('no such run');
+  const starter =
+    principal.kind === 'user' ? row.initiator_user_id === principal.userId : row.initiator_user_id === null;
+  if (!starter) throw forbidden('only who started the run may retry it; start a new run instead');
+  if (row.status !== 'failed' || !row.state)
+    throw conflict(`only a failed run can be retried (this one ${row.status})`);
+  const fromIndex = row.state.steps.findIndex((s) => s.status === 'failed');
+  if (fromIndex < 0)
+    throw conflict('no step failed (a condition or a rejection ended the run): start a new run');
+  const same = row.state.steps
+    .slice(0, fromIndex + 1)
+    .every((s, i) => wf.steps[i]?.id === s.id && wf.steps[i]?.name === s.name);
+  if (!same)
+    throw conflict(
+      'the workflow changed before the failed step, so completed steps would run again: re-run it instead',
+    );
+  const newRun = newId('run');
+  await launch(deps, wf, {
+    runId: newRun,
+    trigger: row.trigger,
+    initiatorUserId: row.initiator_user_id,
+    initiatorApiKeyId: principal.kind === 'api_key' ? principal.apiKeyId : row.initiator_api_key_id,
+    inputs: row.inputs,
+    resume: { retryOf: row.id, fromIndex, steps: row.state.steps, approvals: row.state.approvals },
+  });
+  await recordEvent(deps.sql, {
+    orgId: principal.orgId,
+    actor:
+      principal.kind === 'user'
+        ? { kind: 'user', userId: principal.userId, role: principal.role }
+        : { kind: 'api_key', apiKeyId: principal.apiKeyId },
+    origin: 'user',
+    event: 'run.retry',
+    subject: {
+      workflow_id: wf.id,
+      run_id: newRun,
+      retry_of: row.id,
+      from_step: row.state.steps[fromIndex]!.name,
+    },
+    outcome: 'allowed',
+    detail: `retried ${row.id} from step ${row.state.steps[fromIndex]!.name} as ${newRun}`,
+  });
+  return newRun;
 }
 
 /** Asks the run to stop; the run records itself as canceled (steps in flight are canceled). */

@@ -35,6 +35,12 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
     })),
     approvals: [],
   };
+  const resume = snapshot.resume;
+  if (resume) {
+    // Completed steps of the failed run keep their states; nothing before fromIndex runs again.
+    for (let i = 0; i < resume.fromIndex; i++) if (resume.steps[i]) state.steps[i] = { ...resume.steps[i]! };
+    state.approvals = [...resume.approvals];
+  }
   const runtime: StepRuntime = { snapshot, state, waitingFor: null };
   setHandler(stateQuery, () => state);
   setHandler(
@@ -79,7 +85,7 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
   let current = -1;
   let failure: unknown = null;
   try {
-    for (current = 0; current < snapshot.steps.length; current++) {
+    for (current = resume?.fromIndex ?? 0; current < snapshot.steps.length; current++) {
       const step = snapshot.steps[current]!;
       const st = state.steps[current]!;
       // SPEC.md 2.1: a step whose condition is false is skipped.

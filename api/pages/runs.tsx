@@ -148,6 +148,16 @@ export function RunPage(props: {
       <p>
         Inputs: <code>{JSON.stringify(r.inputs)}</code>
       </p>
+      {r.status === 'failed' &&
+      props.viewerIsInitiator &&
+      (r.steps ?? []).some((s) => s.status === 'failed') ? (
+        <form method="post" action={`${base}/retry`} class="inline">
+          <Csrf token={props.csrf} />
+          <button type="submit" class="small">
+            Retry from step {(r.steps ?? []).find((s) => s.status === 'failed')?.name}
+          </button>
+        </form>
+      ) : null}
       {r.status !== 'running' && r.status !== 'waiting_for_approval' ? (
         <details>
           <summary>Run again with the same or edited inputs</summary>

@@ -8,6 +8,7 @@ import {
   decideApproval,
   getRun,
   listReadableRuns,
+  retryRun,
   startRun,
   typedInputs,
 } from '../../automation/runs.ts';
@@ -303,6 +304,13 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
     });
     if (!out.ok) return redirectWith(c, `/runs/${workflowId}/${runId}`, 'error', out.error.detail);
     return redirectWith(c, `/runs/${workflowId}/${out.value}`, 'notice', `Re-run of ${runId} started.`);
+  });
+
+  app.post('/runs/:workflowId/:runId/retry', async (c) => {
+    const { workflowId, runId } = c.req.param();
+    const out = await attempt(() => retryRun(deps, c.get('principal'), workflowId, runId));
+    if (!out.ok) return redirectWith(c, `/runs/${workflowId}/${runId}`, 'error', out.error.detail);
+    return redirectWith(c, `/runs/${workflowId}/${out.value}`, 'notice', `Retry of ${runId} started.`);
   });
 
   app.post('/runs/:workflowId/:runId/cancel', async (c) => {

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { presentRun, presentRunSummary } from '../../automation/present.ts';
-import { cancelRun, decideApproval, getRun, listRuns, startRun } from '../../automation/runs.ts';
+import { cancelRun, decideApproval, getRun, listRuns, retryRun, startRun } from '../../automation/runs.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { badRequest } from '../../core/errors.ts';
 import type { AppEnv } from '../env.ts';
@@ -83,6 +83,17 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       await cancelRun(deps, c.get('principal'), c.req.param('id'), c.req.param('runId'));
       return c.json({ id: c.req.param('runId'), cancel_requested: true }, 202);
+    },
+  );
+  app.post(
+    '/:id/runs/:runId/retry',
+    doc('Workflows', 'Retry a failed run from the step that failed (completed steps are not run again)', {
+      auth: ['apiKey', 'bearer', 'session'],
+      status: 201,
+    }),
+    async (c) => {
+      const runId = await retryRun(deps, c.get('principal'), c.req.param('id'), c.req.param('runId'));
+      return c.json({ run_id: runId, retry_of: c.req.param('runId') }, 201);
     },
   );
   app.post(

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
 import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import { signIn } from '../helpers/service.ts';
-import { runWorkflow, startWorkflowEnv, type WorkflowEnv } from './setup.ts';
+import { makeUser, runWorkflow, startWorkflowEnv, type WorkflowEnv } from './setup.ts';
 
 let env: WorkflowEnv;
 let admin: { cookie: string; csrf: string };
@@ -192,5 +192,100 @@ describe('re-run (issue 16)', () => {
     const [event] = await env.svc.deps.sql<{ subject: { rerun_of: string } }[]>`
       select subject from audit_log where event = 'run.rerun' and subject->>'run_id' = ${second!}`;
     expect(event!.subject.rerun_of).toBe(first);
+  });
+});
+
+describe('retry from the failed step (issue 16)', () => {
+  it('does not run the completed query again; only the starter may retry; a changed definition is refused', async () => {
+    const member = await makeUser(env, 'member', 'retry.member@example.test');
+    let failing = true;
+    env.receiver.on('/flaky', () =>
+      failing ? { status: 500, body: { error: 'down' } } : { status: 200, body: { ok: true } },
+    );
+    const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
+      name: 'insert then notify',
+      steps: [
+        {
+          name: 'insert',
+          action: {
+            __type__: 'query',
+            credential_id: env.db.credentialId,
+            query: `insert into ${TABLE} values (99, 'new')`,
+            timeout_seconds: null,
+          },
+        },
+        {
+          name: 'notify',
+          action: { __type__: 'api', endpoint: `${env.receiver.url}/flaky`, method: 'POST', body: '{}' },
+        },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const first = await runWorkflow(env, created.body.id, {});
+    const failed = await env.waitRun(created.body.id, first);
+    expect(failed.status).toBe('failed');
+    const count = () =>
+      withHarnessPostgres(
+        async (sql) =>
+          (await sql<{ n: number }[]>`select count(*)::int as n from ${sql(TABLE)} where id = 99`)[0]!.n,
+      );
+    expect(await count()).toBe(1);
+    // Someone else may not retry it.
+    const other = await env.api(
+      'POST',
+      `/api/v1/workflows/${created.body.id}/runs/${first}/retry`,
+      {},
+      member.bearer,
+    );
+    expect(other.status).toBe(403);
+    failing = false;
+    const retried = await env.api<{ run_id: string }>(
+      'POST',
+      `/api/v1/workflows/${created.body.id}/runs/${first}/retry`,
+      {},
+    );
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    const run = await env.waitRun(created.body.id, retried.body.run_id);
+    expect(run.status, run.error ?? '').toBe('succeeded');
+    // The insert ran once: its output is reused, not recomputed.
+    expect(await count()).toBe(1);
+    expect(run.steps![0]!.status).toBe('succeeded');
+    const [event] = await env.svc.deps.sql<{ subject: { retry_of: string; from_step: string } }[]>`
+      select subject from audit_log where event = 'run.retry' and subject->>'run_id' = ${retried.body.run_id}`;
+    expect(event!.subject).toMatchObject({ retry_of: first, from_step: 'notify' });
+    // A succeeded run, or one whose steps before the failure changed, is not retried.
+    expect(
+      (await env.api('POST', `/api/v1/workflows/${created.body.id}/runs/${retried.body.run_id}/retry`, {}))
+        .status,
+    ).toBe(409);
+    failing = true;
+    const second = await runWorkflow(env, created.body.id, {});
+    await env.waitRun(created.body.id, second);
+    await withHarnessPostgres((sql) => sql`delete from ${sql(TABLE)} where id = 99`);
+    const patched = await env.api('PATCH', `/api/v1/workflows/${created.body.id}`, {
+      steps: [
+        {
+          name: 'insert_again',
+          action: {
+            __type__: 'query',
+            credential_id: env.db.credentialId,
+            query: `insert into ${TABLE} values (99, 'x')`,
+            timeout_seconds: null,
+          },
+        },
+        {
+          name: 'notify',
+          action: { __type__: 'api', endpoint: `${env.receiver.url}/flaky`, method: 'POST', body: '{}' },
+        },
+      ],
+    });
+    expect(patched.status).toBe(200);
+    const refused = await env.api<{ detail: string }>(
+      'POST',
+      `/api/v1/workflows/${created.body.id}/runs/${second}/retry`,
+      {},
+    );
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain('re-run it instead');
   });
 });
