@@ -53,7 +53,14 @@ export async function patchWorkflow(
             ? null
             : { name: current.tracker_label_name },
       inputs: body.inputs ?? current.inputs.map((x) => ({ ...x, default: x.default ?? null })),
-      steps: body.steps ?? current.steps,
+      // Steps stored before an action gained a field read with that field's default.
+      steps:
+        body.steps ??
+        (current.steps.map((s) =>
+          s.action.__type__ === 'approval'
+            ? { ...s, action: { ...s.action, on_timeout: s.action.on_timeout ?? 'fail' } }
+            : s,
+        ) as CreateWorkflowBody['steps']),
       run_permissions: body.run_permissions ?? current.run_permissions,
     };
     const fields = await prepare(deps, orgId, id, merged, current);

@@ -68,7 +68,9 @@ const ChatReplyAction = v.strictObject({
 const ApprovalAction = v.strictObject({
   __type__: v.literal('approval'),
   reviews_required: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 1),
+  /** The approval's expiry: with no decision by then, the run ends as `on_timeout` says. */
   timeout_seconds: timeout,
+  on_timeout: v.optional(v.picklist(['fail', 'reject'], 'must be fail or reject'), 'fail'),
 });
 
 const ConditionAction = v.strictObject({

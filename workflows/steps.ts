@@ -138,7 +138,19 @@ async function approval(rt: StepRuntime, step: StepDefinition, a: ApprovalAction
   if (a.timeout_seconds === null) await condition(done);
   else decided = await condition(done, a.timeout_seconds * 1000);
   rt.waitingFor = null;
-  if (!decided) throw new Error(`no decision within ${a.timeout_seconds} s`);
+  if (!decided) {
+    if (a.on_timeout !== 'reject') throw new Error(`no decision within ${a.timeout_seconds} s`);
+    // Expiry as a rejection: recorded with the approvals, so the run page says who decided — nobody.
+    state.approvals.push({
+      step: step.name,
+      user_id: '',
+      email: 'expiry',
+      decision: 'reject',
+      comment: `no decision within ${a.timeout_seconds} s`,
+      at: new Date().toISOString(),
+    });
+    throw new Error(`rejected on expiry: no decision within ${a.timeout_seconds} s`);
+  }
   const rejection = decisions().find((d) => d.decision === 'reject');
   if (rejection)
     throw new Error(`rejected by ${rejection.email}${rejection.comment ? `: ${rejection.comment}` : ''}`);

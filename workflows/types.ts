@@ -53,6 +53,8 @@ export interface ApprovalAction {
   __type__: 'approval';
   reviews_required: number;
   timeout_seconds: number | null;
+  /** On expiry: fail the run, or record a rejection by expiry (then it ends as rejected). */
+  on_timeout?: 'fail' | 'reject';
 }
 
 export interface ConditionAction {

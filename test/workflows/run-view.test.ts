@@ -289,3 +289,41 @@ describe('retry from the failed step (issue 16)', () => {
     expect(refused.body.detail).toContain('re-run it instead');
   });
 });
+
+describe('approval expiry (issue 16)', () => {
+  it('ends the run as configured when nobody decides in time: fail, or a rejection by expiry', async () => {
+    const make = async (onTimeout: 'fail' | 'reject') =>
+      (
+        await env.api<{ id: string }>('POST', '/api/v1/workflows', {
+          name: `expires (${onTimeout})`,
+          steps: [
+            {
+              name: 'ok',
+              action: {
+                __type__: 'approval',
+                reviews_required: 1,
+                timeout_seconds: 1,
+                on_timeout: onTimeout,
+              },
+            },
+          ],
+        })
+      ).body.id;
+    const failing = await make('fail');
+    const rejecting = await make('reject');
+    const [a, b] = await Promise.all([runWorkflow(env, failing, {}), runWorkflow(env, rejecting, {})]);
+    const failed = await env.waitRun(failing, a);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toContain('no decision within 1 s');
+    const rejected = await env.waitRun(rejecting, b);
+    expect(rejected.status).toBe('failed');
+    expect(rejected.error).toContain('rejected on expiry');
+    expect(rejected.approvals).toEqual([expect.objectContaining({ email: 'expiry', decision: 'reject' })]);
+    const bad = await env.api<{ errors: Array<{ path: string }> }>('POST', '/api/v1/workflows', {
+      name: 'bad expiry',
+      steps: [{ name: 'ok', action: { __type__: 'approval', timeout_seconds: 1, on_timeout: 'approve' } }],
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0]!.path).toBe('steps.0.action.on_timeout');
+  });
+});
