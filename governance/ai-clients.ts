@@ -7,27 +7,24 @@ import { findDatabase } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { findClient } from '../store/oauth.ts';
 import { recordEvent } from './audit.ts';
-import type { QueryActor } from './query.ts';
+import type { AiClientLimits, QueryActor } from './query.ts';
 
-export function aiClientControl(
-  sql: Tx,
-  orgId: string,
-  clientId: string,
-): Promise<AiClientControlRow | null> {
-  return findAiClientControl(sql, orgId, clientId);
+export async function aiClientLimits(sql: Tx, orgId: string, clientId: string): Promise<AiClientLimits> {
+  const row = await findAiClientControl(sql, orgId, clientId);
+  return { disabled: row?.disabled ?? false, databaseIds: row?.database_ids ?? null };
 }
 
 /** Why this client may not use this database, or null when it may. */
 export async function aiClientRefusal(
   sql: Tx,
   orgId: string,
-  client: { id: string; name: string },
+  client: { id: string; name: string; limits?: AiClientLimits },
   database: { id: string; name: string },
 ): Promise<string | null> {
-  const control = await findAiClientControl(sql, orgId, client.id);
-  if (!control) return null;
-  if (control.disabled) return `your organization has disabled the AI client ${client.name}`;
-  if (control.database_ids && !control.database_ids.includes(database.id))
+  // MCP read the limits with the grant; a request run later on its author's behalf reads them now.
+  const limits = client.limits ?? (await aiClientLimits(sql, orgId, client.id));
+  if (limits.disabled) return `your organization has disabled the AI client ${client.name}`;
+  if (limits.databaseIds && !limits.databaseIds.includes(database.id))
     return `your organization keeps the AI client ${client.name} away from database ${database.name}`;
   return null;
 }

@@ -26,6 +26,13 @@ import { type BypassRequest, bypassRefusal } from './review-rules.ts';
 export { canSee, resolveTarget } from './access.ts';
 export type { BypassRequest } from './review-rules.ts';
 
+/** An organization's limits on one AI client (governance/ai-clients.ts). */
+export interface AiClientLimits {
+  disabled: boolean;
+  /** null: no limit beyond its person. */
+  databaseIds: string[] | null;
+}
+
 /** Where a query comes from (DESIGN.md pipeline; audited and governed by origin). */
 export type QueryOrigin = 'user' | 'dashboard' | 'workflow' | 'ai';
 
@@ -35,7 +42,8 @@ export type QueryActor =
       kind: 'user';
       userId: string;
       role: Role;
-      oauthClient?: { id: string; name: string };
+      /** The AI client acting for the person; `limits` when already read (MCP reads them with the grant). */
+      oauthClient?: { id: string; name: string; limits?: AiClientLimits };
       /** The organization API key acting for this user (header x-act-as-user), audited beside them. */
       viaApiKeyId?: string;
       /** A workflow run this person started, whose query step this is (audited beside them). */

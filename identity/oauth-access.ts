@@ -1,6 +1,7 @@
 // Access tokens: ES256 JWTs in the RFC 9068 profile, audience-bound to the MCP resource.
 import { createLocalJWKSet, type JWTVerifyGetKey, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../config/env.ts';
+import type { AiClientLimits } from '../governance/query.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Tx } from '../store/db.ts';
 import { findGrantCaller, type OAuthGrantRow, touchGrant } from '../store/oauth.ts';
@@ -89,7 +90,8 @@ export async function readAccessToken(
 /** Who an MCP request acts as: the user, through one grant of one client. */
 export interface OAuthCaller {
   principal: UserPrincipal;
-  client: { id: string; name: string };
+  /** The client, with the organization's limits on it (governance/ai-clients.ts), read with the grant. */
+  client: { id: string; name: string; limits: AiClientLimits };
   scopes: string[];
 }
 
@@ -117,5 +119,13 @@ export async function authenticateAccessToken(deps: AccessDeps, token: string): 
     via: 'oauth',
     credentialId: row.grant_id,
   };
-  return { principal, client: { id: row.client_id, name: row.client_name }, scopes: claims.scope.split(' ') };
+  return {
+    principal,
+    client: {
+      id: row.client_id,
+      name: row.client_name,
+      limits: { disabled: row.client_disabled, databaseIds: row.client_database_ids },
+    },
+    scopes: claims.scope.split(' '),
+  };
 }

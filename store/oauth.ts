@@ -193,15 +193,20 @@ export interface GrantCallerRow {
   email: string;
   role: Role;
   disabled_at: Date | null;
+  /** The organization's limits on this client (ai_client_controls), read in the same statement. */
+  client_disabled: boolean;
+  client_database_ids: string[] | null;
 }
 
 export async function findGrantCaller(sql: Tx, grantId: string): Promise<GrantCallerRow | null> {
   const [row] = await sql<GrantCallerRow[]>`
     select g.id as grant_id, g.user_id, g.client_id, c.client_name, g.revoked_at, g.last_used_at,
-      u.org_id, u.email, u.role, u.disabled_at
+      u.org_id, u.email, u.role, u.disabled_at,
+      coalesce(ctl.disabled, false) as client_disabled, ctl.database_ids as client_database_ids
     from oauth_grants g
       join oauth_clients c on c.id = g.client_id
       join users u on u.id = g.user_id
+      left join ai_client_controls ctl on ctl.org_id = u.org_id and ctl.client_id = g.client_id
     where g.id = ${grantId}`;
   return row ?? null;
 }

@@ -1,6 +1,5 @@
 // Bearer authentication of MCP requests (MCP authorization 2025-11-25; RFC 6750; RFC 9728 §5.1).
 import type { Deps } from '../../config/runtime.ts';
-import { aiClientControl } from '../../governance/ai-clients.ts';
 import { authenticateAccessToken, type OAuthCaller } from '../../identity/oauth-access.ts';
 
 /** Why a request was refused, shaped as the challenge RFC 6750 §3 describes. */
@@ -38,8 +37,7 @@ export async function authenticateMcp(
   const caller = await authenticateAccessToken(deps, m[1]!);
   if (!caller) return invalidToken(base);
   // An organization may disable a client for all its people (issue 15): its tokens stop working.
-  const control = await aiClientControl(deps.sql, caller.principal.orgId, caller.client.id);
-  if (control?.disabled)
+  if (caller.client.limits.disabled)
     return {
       status: 401,
       challenge: bearerChallenge(base, 'invalid_token'),

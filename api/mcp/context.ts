@@ -3,7 +3,7 @@ import type * as v from 'valibot';
 import type { SchemaTable } from '../../adapters/types.ts';
 import type { Deps } from '../../config/runtime.ts';
 import { usableCredentials } from '../../governance/access.ts';
-import { aiClientControl, aiClientRefusal } from '../../governance/ai-clients.ts';
+import { aiClientRefusal } from '../../governance/ai-clients.ts';
 import { recordEvent } from '../../governance/audit.ts';
 import { connectionConfigFor, poolVersion } from '../../governance/connections.ts';
 import { type QueryActor, QueryDeniedError, resolveTarget } from '../../governance/query.ts';
@@ -54,11 +54,9 @@ export async function aiDatabases(
 ): Promise<Array<{ db: DatabaseRow; credentials: CredentialRow[] }>> {
   const visibleTo = ctx.actor.role === 'super_admin' ? null : ctx.actor.userId;
   const rows = await listDatabases(ctx.deps.sql, ctx.orgId, { limit: 1000, visibleTo });
-  const control = await aiClientControl(ctx.deps.sql, ctx.orgId, ctx.caller.client.id);
   // The organization may keep this client to some databases (governance/ai-clients.ts).
-  const enabled = rows.filter(
-    (db) => db.ai_enabled && (!control?.database_ids || control.database_ids.includes(db.id)),
-  );
+  const only = ctx.caller.client.limits.databaseIds;
+  const enabled = rows.filter((db) => db.ai_enabled && (!only || only.includes(db.id)));
   const creds = await usableCredentials(
     ctx.deps.sql,
     ctx.actor,
