@@ -5,11 +5,9 @@
 // no salt, no rewritten SQL.
 import type { SchemaTable } from '../adapters/types.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
-import type { Sql } from '../store/db.ts';
 import type { Role } from '../store/users.ts';
 import { connectionConfigFor, poolVersion } from './connections.ts';
 import { describeProtection, type ProtectionDeps } from './protection/index.ts';
-import { listPolicies, type PolicyView } from './protection/policies.ts';
 
 export type Treatment = 'shown' | 'hidden' | 'masked' | 'hashed' | 'partial';
 
@@ -51,7 +49,6 @@ export async function previewTables(
 
 export async function previewPolicy(
   deps: ProtectionDeps,
-  sql: Sql,
   input: {
     orgId: string;
     db: DatabaseRow;
@@ -77,18 +74,8 @@ export async function previewPolicy(
       ...base,
       columns: t.columns.map((c) => ({ name: c.name, type: c.type, treatment: 'shown', byDefault: false })),
     };
-  const caseless = input.db.adapter === 'mysql';
-  const same = (a: string, b: string) => (caseless ? a.toLowerCase() === b.toLowerCase() : a === b);
-  const policyId = described.policy.id;
-  const views: PolicyView[] = await listPolicies(sql, input.orgId, input.db.id);
-  const view = views.find((p) => p.policy.id === policyId);
-  const named = (column: string) =>
-    (view?.rules ?? []).some(
-      (r) =>
-        same(r.table_name, t.name) &&
-        (r.schema_name === null || same(r.schema_name, t.schema)) &&
-        (r.column_name === '*' || same(r.column_name, column)),
-    );
+  const same = (a: string, b: string) =>
+    input.db.adapter === 'mysql' ? a.toLowerCase() === b.toLowerCase() : a === b;
   return {
     ...base,
     columns: t.columns.map((c) => {
@@ -100,7 +87,7 @@ export async function previewPolicy(
         name: c.name,
         type: c.type,
         treatment: WORD[d.action] ?? 'hidden',
-        byDefault: !named(c.name),
+        byDefault: d.by_default === true,
         ...(d.keep_first !== undefined ? { keepFirst: d.keep_first } : {}),
         ...(d.keep_last !== undefined ? { keepLast: d.keep_last } : {}),
       };

@@ -151,7 +151,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     const person = people.find((u) => u.id === as);
     const table = tables.find((t) => `${t.schema}.${t.name}` === tableName);
     if (selected && cred && person && table)
-      preview = await previewPolicy(deps, deps.sql, {
+      preview = await previewPolicy(deps, {
         orgId: p.orgId,
         db,
         cred,

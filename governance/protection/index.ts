@@ -118,6 +118,8 @@ export interface ProtectionDescription {
     action: string;
     keep_first?: number;
     keep_last?: number;
+    /** Hidden only because no rule names the column (default deny). */
+    by_default?: boolean;
   }>;
   /** What is refused under the policy, in words, when one applies. */
   notes: string[];
@@ -146,7 +148,13 @@ export async function describeProtection(
     for (const col of rel.columns) {
       const t = rules.treatment(rel.schema, rel.name, col.name);
       if (t.action === 'show') continue;
-      const row = { schema: rel.schema, table: rel.name, column: col.name, action: t.action };
+      const row = {
+        schema: rel.schema,
+        table: rel.name,
+        column: col.name,
+        action: t.action,
+        ...(RuleBook.isDefault(t) ? { by_default: true } : {}),
+      };
       columns.push(t.action === 'partial' ? { ...row, keep_first: t.keepFirst, keep_last: t.keepLast } : row);
     }
   }

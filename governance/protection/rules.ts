@@ -57,6 +57,11 @@ export class RuleBook {
     return HIDE;
   }
 
+  /** Whether a treatment is the default for a column no rule names (not a `hide` rule). */
+  static isDefault(t: ColumnTreatment): boolean {
+    return t === HIDE;
+  }
+
   isShown(schema: string, table: string, column: string): boolean {
     return this.treatment(schema, table, column).action === 'show';
   }
