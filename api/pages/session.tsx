@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors.ts';
 import { authenticateSession } from '../../identity/authenticate.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
 import type { Sql } from '../../store/db.ts';
+import type { Role } from '../../store/users.ts';
 import { csrfMatches } from '../middleware/auth.ts';
 import { Layout, type Section } from './layout.tsx';
 
@@ -106,4 +107,22 @@ export async function attempt<T>(
     if (err instanceof AppError) return { ok: false, error: err };
     throw err;
   }
+}
+
+/** The signed-in person as the domain functions take them (a page is always a person). */
+export function pageActor(c: PageContext): { kind: 'user'; userId: string; role: Role } {
+  const p = c.get('principal');
+  return { kind: 'user', userId: p.userId, role: p.role };
+}
+
+/**
+ * Admin pages (people, databases, organization): a member gets a 403 page saying what the pages
+ * are for. The domain functions check the role again; this only keeps the forms out of reach.
+ */
+export function adminPagesOnly(what: string, section: Section | null = null): MiddlewareHandler<PageEnv> {
+  return async function requireAdminPage(c, next) {
+    if (c.get('principal').role === 'member')
+      return render(c, section, 'Not allowed', <p class="error">Only admins {what}.</p>, 403);
+    await next();
+  };
 }

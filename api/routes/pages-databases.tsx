@@ -22,11 +22,18 @@ import {
   revokeAccess,
   revokeCredentialGrant,
 } from '../../governance/grants.ts';
-import type { QueryActor } from '../../governance/query.ts';
 import { listUsers, type Role } from '../../store/users.ts';
 import type { FieldErrors } from '../pages/database-fields.tsx';
 import { DatabaseDetail, DatabaseList, NewDatabase } from '../pages/databases.tsx';
-import { attempt, type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import {
+  adminPagesOnly,
+  attempt,
+  type PageContext,
+  type PageEnv,
+  pageActor,
+  redirectWith,
+  render,
+} from '../pages/session.tsx';
 import {
   createBodyFromForm,
   credentialPatchFromForm,
@@ -38,10 +45,7 @@ import { policyPageRoutes } from './pages-policies.tsx';
 
 export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
-  const actorOf = (c: PageContext): QueryActor => {
-    const p = c.get('principal');
-    return { kind: 'user', userId: p.userId, role: p.role };
-  };
+  const actorOf = pageActor;
   const agentsOf = async (orgId: string) =>
     (await listAgents(deps, orgId)).filter((a) => !a.revoked).map((a) => ({ id: a.id, name: a.name }));
 
@@ -68,11 +72,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   // Everything below manages databases: admins only.
-  app.use('/databases/*', async (c, next) => {
-    if (c.get('principal').role === 'member')
-      return render(c, 'databases', 'Not allowed', <p class="error">Only admins manage databases.</p>, 403);
-    await next();
-  });
+  app.use('/databases/*', adminPagesOnly('manage databases', 'databases'));
 
   app.get('/databases/new', async (c) => newPage(c, {}, {}));
   app.route('/', policyPageRoutes(deps));

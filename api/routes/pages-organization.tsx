@@ -11,16 +11,20 @@ import { listOrgAiClients } from '../../store/ai-clients.ts';
 import { listApiKeys } from '../../store/api-keys.ts';
 import { listDatabases as listDatabaseRows } from '../../store/databases.ts';
 import { OrganizationPage } from '../pages/organization.tsx';
-import { attempt, type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import {
+  adminPagesOnly,
+  attempt,
+  type PageContext,
+  type PageEnv,
+  pageActor,
+  redirectWith,
+  render,
+} from '../pages/session.tsx';
 import { SsoInput } from './sso.tsx';
 
 export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
-  const adminsOnly = async (c: PageContext, next: () => Promise<void>) => {
-    if (c.get('principal').role === 'member')
-      return render(c, null, 'Not allowed', <p class="error">Only admins manage the organization.</p>, 403);
-    await next();
-  };
+  const adminsOnly = adminPagesOnly('manage the organization');
   app.use('/organization', adminsOnly);
   app.use('/organization/*', adminsOnly);
 
@@ -80,16 +84,10 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
     const ids = [body.database_ids].flat().filter((x): x is string => typeof x === 'string' && x !== '');
     const p = c.get('principal');
     const out = await attempt(() =>
-      setAiClientControl(
-        deps.sql,
-        p.orgId,
-        { kind: 'user', userId: p.userId, role: p.role },
-        c.get('form').client_id ?? '',
-        {
-          disabled: c.get('form').disabled === 'on',
-          databaseIds: ids.length > 0 ? ids : null,
-        },
-      ),
+      setAiClientControl(deps.sql, p.orgId, pageActor(c), c.get('form').client_id ?? '', {
+        disabled: c.get('form').disabled === 'on',
+        databaseIds: ids.length > 0 ? ids : null,
+      }),
     );
     return out.ok
       ? redirectWith(c, '/organization#ai-clients', 'notice', 'AI client limits saved.')

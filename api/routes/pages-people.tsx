@@ -4,23 +4,28 @@ import type { Deps } from '../../config/runtime.ts';
 import {
   deletePerson,
   invitePerson,
-  type PeopleActor,
   passwordLink,
   type SetupLink,
   updatePerson,
 } from '../../identity/people.ts';
 import { findUserById, listUsers, ROLES, type Role } from '../../store/users.ts';
 import { PeoplePage } from '../pages/people.tsx';
-import { attempt, type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import {
+  adminPagesOnly,
+  attempt,
+  type PageContext,
+  type PageEnv,
+  pageActor,
+  redirectWith,
+  render,
+} from '../pages/session.tsx';
 
 export function peoplePageRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
+  const adminsOnly = adminPagesOnly('manage people');
   app.use('/people', adminsOnly);
   app.use('/people/*', adminsOnly);
-  const actor = (c: PageContext): PeopleActor => {
-    const p = c.get('principal');
-    return { kind: 'user', userId: p.userId, role: p.role };
-  };
+  const actor = pageActor;
 
   app.get('/people', (c) => page(c, {}));
 
@@ -109,10 +114,4 @@ export function peoplePageRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<PageE
     );
   }
   return app;
-}
-
-async function adminsOnly(c: PageContext, next: () => Promise<void>) {
-  if (c.get('principal').role === 'member')
-    return render(c, null, 'Not allowed', <p class="error">Only admins manage people.</p>, 403);
-  await next();
 }

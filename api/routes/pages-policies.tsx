@@ -15,17 +15,20 @@ import {
   patchPolicy,
   setAssignments,
 } from '../../governance/protection/policies.ts';
-import type { QueryActor } from '../../governance/query.ts';
 import { listUsers, ROLES } from '../../store/users.ts';
 import { PoliciesPage } from '../pages/policies.tsx';
-import { attempt, type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import {
+  attempt,
+  type PageContext,
+  type PageEnv,
+  pageActor,
+  redirectWith,
+  render,
+} from '../pages/session.tsx';
 
 export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
-  const actorOf = (c: PageContext): QueryActor => {
-    const p = c.get('principal');
-    return { kind: 'user', userId: p.userId, role: p.role };
-  };
+  const actorOf = pageActor;
   const here = (c: PageContext, pid?: string) =>
     `/databases/${c.req.param('id')}/policies${pid ? `/${pid}` : ''}`;
   const rulesOf = (view: PolicyView) =>
@@ -133,8 +136,6 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
 
   async function page(c: PageContext, pid: string | null) {
     const p = c.get('principal');
-    if (p.role === 'member')
-      return render(c, 'databases', 'Not allowed', <p class="error">Only admins manage policies.</p>, 403);
     const found = await attempt(() => getDatabase(deps.sql, p.orgId, actorOf(c), c.req.param('id') ?? ''));
     if (!found.ok) return render(c, 'databases', 'Not found', <p class="error">No such database.</p>, 404);
     const { db, credentials } = found.value;

@@ -32,7 +32,7 @@ import { findWorkflow, listWorkflows } from '../../store/workflows.ts';
 import { ResultTable } from '../pages/components.tsx';
 import { ReviewsPage } from '../pages/reviews.tsx';
 import { RunPage, RunsPage } from '../pages/runs.tsx';
-import { attempt, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import { attempt, type PageEnv, pageActor, redirectWith, render } from '../pages/session.tsx';
 import { actorOf } from './databases.ts';
 
 /** How many runs the runs page lists, newest first across workflows. */
@@ -293,7 +293,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       const newRun = await startRun(deps, p, workflowId, typedInputs(wf, inputs, true));
       await recordEvent(deps.sql, {
         orgId: p.orgId,
-        actor: { kind: 'user', userId: p.userId, role: p.role },
+        actor: pageActor(c),
         origin: 'user',
         event: 'run.rerun',
         subject: { workflow_id: workflowId, run_id: newRun, rerun_of: runId },

@@ -150,6 +150,7 @@ describe('the Databases page (issue 12)', () => {
     expect((await page('/databases', member)).status).toBe(200);
     expect((await page('/databases/new', member)).status).toBe(403);
     expect((await page(dbPath, member)).status).toBe(403);
+    expect((await page(`${dbPath}/policies`, member)).status).toBe(403);
   });
 
   it('deletes only when the name is typed back', async () => {
