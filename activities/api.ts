@@ -1,5 +1,5 @@
 import { headerContext } from '../automation/snapshot.ts';
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { signServiceJwt } from '../identity/signing-keys.ts';
 import type { HttpMethod } from '../workflows/types.ts';
 import { nonRetryable } from './failures.ts';

@@ -1,4 +1,4 @@
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { createChatClient } from '../integrations/chat.ts';
 import type { RunState } from '../workflows/types.ts';
 import { type ApiStepInput, callApiStep } from './api.ts';

@@ -1,5 +1,5 @@
 import { policyFor } from '../automation/protection.ts';
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { type EvalContext, renderSql } from '../expr/index.ts';
 import { type QueryActor, runGovernedQuery } from '../governance/query.ts';
 import type { Tx } from '../store/db.ts';

@@ -1,7 +1,7 @@
 // Run bookkeeping: the store learns how every run goes; cron firings become runs here.
 
 import { buildSnapshot } from '../automation/snapshot.ts';
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { parseInputs } from '../expr/index.ts';
 import * as runs from '../store/workflow-runs.ts';
 import { findWorkflowById } from '../store/workflows.ts';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import WebSocket from 'ws';
-import { Mux } from './mux.ts';
+import { Mux } from '../tunnels/mux.ts';
 import {
   AGENT_CONNECT_PATH,
   AGENT_VERSION_HEADER,
@@ -16,7 +16,7 @@ import {
   type ServerMessage,
   type Target,
   wsPayload,
-} from './protocol.ts';
+} from '../tunnels/protocol.ts';
 
 export const AGENT_VERSION = '0.1.0';
 

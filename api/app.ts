@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import type { AppEnv } from './env.ts';
 import { AppError, internalError, notFound, problemResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/index.ts';

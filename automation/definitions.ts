@@ -1,6 +1,6 @@
 // Workflow definitions: create, read, change, archive (SPEC.md 4.1). Each change is checked whole,
 // written in one transaction together with its schedule, or not at all.
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { AppError, type FieldError, notFound, validationFailed } from '../core/errors.ts';
 import { findLabel, trackerConfigured } from '../integrations/tracker.ts';
 import { newId } from '../store/ids.ts';

@@ -3,7 +3,7 @@
 // a person whose own policy on that database differs, or who cannot see that database, gets
 // the values hidden. Templates can copy those values into API calls, so the API steps of such
 // a run are hidden too.
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { canSee } from '../governance/query.ts';
 import type { Principal } from '../identity/principal.ts';
 import { findDatabase } from '../store/databases.ts';

@@ -6,8 +6,9 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { Deps, TemporalHandle } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
+import type { TemporalHandle } from '../core/temporal.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
 import { recordEvent } from '../governance/audit.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';

@@ -1,8 +1,8 @@
 // One Temporal Schedule per workflow with a cron_schedule (DESIGN.md), kept in step with the
 // definition: created, updated and deleted with it, and deleted when it is archived.
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type ScheduleSpec } from '@temporalio/client';
-import type { TemporalHandle } from '../config/runtime.ts';
 import { AppError } from '../core/errors.ts';
+import type { TemporalHandle } from '../core/temporal.ts';
 import type { WorkflowRow } from '../store/workflows.ts';
 import { runSearchAttributes } from '../workflows/search-attributes.ts';
 

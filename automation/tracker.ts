@@ -1,6 +1,6 @@
 // The tracker label trigger (SPEC.md 2.1 Triggers 4): a verified webhook starts one run of each
 // active workflow whose label the issue just gained, reading inputs from `#### <input>` headings.
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { addedLabelIds, type IssueEvent, readIssueInputs } from '../integrations/tracker.ts';
 import { newId } from '../store/ids.ts';

@@ -7,12 +7,9 @@ import postgres from 'postgres';
 import * as v from 'valibot';
 import { createPoolRegistry } from '../adapters/index.ts';
 import { openMigratedStore } from '../cli/boot.ts';
-import { createLogger } from '../config/runtime.ts';
+import { createLogger } from '../core/logger.ts';
 import { recordAttempt } from '../governance/audit.ts';
 import { classifyStatement } from '../governance/classify.ts';
-import { connectionConfigFor, poolVersion } from '../governance/connections.ts';
-import { CreateDatabase } from '../governance/database-input.ts';
-import { createDatabase } from '../governance/databases.ts';
 import {
   DEFAULT_TIMEOUT_SECONDS,
   type GovernanceDeps,
@@ -22,6 +19,9 @@ import {
   runGovernedQuery,
 } from '../governance/query.ts';
 import { createUser } from '../identity/manage.ts';
+import { connectionConfigFor, poolVersion } from '../registry/connections.ts';
+import { CreateDatabase } from '../registry/database-input.ts';
+import { createDatabase } from '../registry/databases.ts';
 import { generateKey, Keyring } from '../store/crypto.ts';
 import { insertGrant } from '../store/grants.ts';
 import { newId } from '../store/ids.ts';

@@ -3,9 +3,10 @@
 // same run. The no-policy fast path is one indexed store lookup and no parsing at all.
 import nodeSqlParser from 'node-sql-parser';
 import { rewriteMysql } from '../governance/protection/mysql.ts';
-import { loadParser, parsePg } from '../governance/protection/pg-ast.ts';
+import { parsePg } from '../governance/protection/pg-parse.ts';
 import { rewritePostgres } from '../governance/protection/postgres.ts';
 import { testRules, testSchema } from '../governance/protection/test-schema.ts';
+import { loadPostgresParser as loadParser } from '../sql/parse.ts';
 import { type Bench, type BenchRow, percentile, sample } from './report.ts';
 
 const SQL =

@@ -3,9 +3,9 @@
 // channel (cli/local-commands.ts) — PGlite serves one connection, which dev mode holds (issue 12).
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/env.ts';
-import { listAgents, registerAgent, revokeAgent } from '../governance/agents/agents.ts';
 import { verifyAllChains } from '../governance/audit.ts';
 import { createApiKey, createPersonalToken, createUser } from '../identity/manage.ts';
+import { listAgents, registerAgent, revokeAgent } from '../registry/agents.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { mintSecret } from '../store/secrets.ts';

@@ -1,20 +1,17 @@
 import type { Config } from '../config/env.ts';
-import {
-  connectTemporal,
-  createLogger,
-  type Deps,
-  loadKeyring,
-  type TemporalHandle,
-} from '../config/runtime.ts';
-import { AgentHub } from '../governance/agents/hub.ts';
-import { createAgentAwarePools } from '../governance/agents/pools.ts';
-import { RelayClient } from '../governance/agents/relay-client.ts';
-import { AgentRouter } from '../governance/agents/router.ts';
+import type { Deps } from '../core/deps.ts';
+import { createLogger } from '../core/logger.ts';
+import { connectTemporal, type TemporalHandle } from '../core/temporal.ts';
 import { chatRequestNotifier, type RequestNotifier } from '../governance/notify.ts';
 import { bootstrap } from '../identity/bootstrap.ts';
 import { createChatClient } from '../integrations/chat.ts';
 import { openStore, type Sql } from '../store/db.ts';
+import { loadKeyring } from '../store/keyring-file.ts';
 import { migrate } from '../store/migrate.ts';
+import { AgentHub } from '../tunnels/hub.ts';
+import { createAgentAwarePools } from '../tunnels/pools.ts';
+import { RelayClient } from '../tunnels/relay-client.ts';
+import { AgentRouter } from '../tunnels/router.ts';
 import { ensureSearchAttributes } from './temporal-setup.ts';
 
 /** Opens the store and applies pending migrations (every process does this at start). */

@@ -2,7 +2,8 @@
 // attributes every run carries. Without them Temporal refuses to start any run, so a process
 // that cannot create them stops and names the command an operator runs instead.
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
-import type { Logger, TemporalHandle } from '../config/runtime.ts';
+import type { Logger } from '../core/logger.ts';
+import type { TemporalHandle } from '../core/temporal.ts';
 import { SEARCH_ATTRIBUTE_ORG_ID, SEARCH_ATTRIBUTE_WORKFLOW_ID } from '../workflows/types.ts';
 
 /** Keyword attributes: runs are listed from visibility by definition and by organization. */

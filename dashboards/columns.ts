@@ -1,9 +1,8 @@
 // The result columns a panel query will return, read from its parse tree at save time, so that a
 // row action mapping a column the query never returns is refused when the dashboard is saved
 // (SPEC.md 2.3 input_mappings) rather than when someone clicks the button.
-import { loadModule, parseSync } from 'libpg-query';
-import nodeSqlParser from 'node-sql-parser';
 import type { AdapterName } from '../adapters/types.ts';
+import { astify, loadPostgresParser, parsePostgres } from '../sql/parse.ts';
 
 /**
  * `names`: output names known for certain. `open`: the query may return further columns whose
@@ -17,17 +16,16 @@ export interface PanelColumns {
 
 const OPEN: PanelColumns = { names: [], open: true };
 
-let pgReady: Promise<void> | null = null;
-
 /** Output columns of one SELECT statement (already rendered with placeholders). */
 export async function panelColumns(adapter: AdapterName, statement: string): Promise<PanelColumns> {
   try {
     if (adapter === 'postgres') {
-      pgReady ??= loadModule();
-      await pgReady;
+      await loadPostgresParser();
       return postgresColumns(statement);
     }
-    if (adapter === 'mysql') return mysqlColumns(statement);
+    if (adapter === 'mysql') {
+      return mysqlColumns(statement);
+    }
   } catch {
     // A statement our parser cannot read is the database's to judge when it runs.
   }
@@ -40,7 +38,7 @@ const get = (o: unknown, ...path: string[]): unknown =>
   path.reduce<unknown>((acc, k) => (isObj(acc) ? acc[k] : undefined), o);
 
 function postgresColumns(statement: string): PanelColumns {
-  const stmts = (parseSync(statement) as { stmts?: unknown[] }).stmts ?? [];
+  const stmts = parsePostgres(statement).stmts ?? [];
   if (stmts.length !== 1) return OPEN;
   let select = get(stmts[0], 'stmt', 'SelectStmt');
   // A set operation takes its column names from its first branch.
@@ -81,8 +79,7 @@ function postgresName(target: unknown): string | null {
 }
 
 function mysqlColumns(statement: string): PanelColumns {
-  const parser = new nodeSqlParser.Parser();
-  const ast = parser.astify(statement, { database: 'MariaDB' }) as unknown;
+  const ast = astify(statement, 'MariaDB');
   const one = Array.isArray(ast) ? (ast.length === 1 ? ast[0] : null) : ast;
   if (get(one, 'type') !== 'select') return OPEN;
   const columns = get(one, 'columns');

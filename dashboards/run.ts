@@ -3,7 +3,7 @@
 // startRun as POST /api/v1/workflows/:id/run (SPEC.md 2.3).
 import type { QueryResult } from '../adapters/types.ts';
 import { startRun } from '../automation/runs.ts';
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
 import { ExprError, type InputType, parseInputValue, renderSql } from '../expr/index.ts';
 import { encodeParams } from '../governance/params.ts';

@@ -6,7 +6,8 @@
  * (sql.ts). A wrong guess can only turn into a refused template or a query the database rejects for a
  * parameter-count mismatch. So where dialects differ, the scan leans towards "quoted".
  */
-import type { SqlStyle } from './sql.ts';
+/** The SQL dialects templates render for (expr/sql.ts). */
+export type SqlStyle = 'postgres' | 'mysql' | 'clickhouse' | 'sqlserver' | 'oracle';
 
 export type ScanResult =
   | { kind: 'code' }

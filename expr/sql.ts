@@ -1,12 +1,12 @@
 import { describeLocation, ExprError } from './errors.ts';
 import { type EvalContext, evalNode, locate } from './evaluate.ts';
-import { type Construct, scanSql } from './sql-scan.ts';
+import { type Construct, type SqlStyle, scanSql } from './sql-scan.ts';
 import { sourceOffset, type Template, toTemplate } from './template.ts';
 import { describe } from './values.ts';
 
 /** Placeholder style of the target adapter: `$1` postgres, `?` mysql, `{p1:Type}` clickhouse,
  *  `@p1` sqlserver, `:1` oracle. */
-export type SqlStyle = 'postgres' | 'mysql' | 'clickhouse' | 'sqlserver' | 'oracle';
+export type { SqlStyle } from './sql-scan.ts';
 
 export const SQL_STYLES: readonly SqlStyle[] = ['postgres', 'mysql', 'clickhouse', 'sqlserver', 'oracle'];
 

@@ -2,12 +2,14 @@ import { notFound } from '../core/errors.ts';
 import { type CredentialRow, type DatabaseRow, hasGrant } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { findAccessTarget, usableCredentialIds } from '../store/grants.ts';
-import type { GovernedQuery, QueryActor } from './query.ts';
+import type { GovernedQuery, QueryActor } from './types.ts';
 
 /** Finds the database and credential the actor may use, or answers 404 (never 403: no existence leak). */
 export async function resolveTarget(
   sql: Tx,
-  q: Pick<GovernedQuery, 'orgId' | 'actor' | 'databaseId' | 'credentialId'>,
+  q: Pick<GovernedQuery, 'orgId' | 'actor' | 'databaseId' | 'credentialId'> & {
+    origin?: GovernedQuery['origin'];
+  },
 ): Promise<{ db: DatabaseRow; cred: CredentialRow }> {
   // One statement finds the database, the credential and the grant (one round trip).
   const person = q.actor.kind === 'user' && q.actor.role !== 'super_admin' ? q.actor : null;
@@ -17,6 +19,7 @@ export async function resolveTarget(
     credentialId: q.credentialId ?? null,
     userId: person?.userId ?? null,
     role: person?.role ?? null,
+    forAi: q.origin === 'ai',
   });
   // SPEC.md 2.2 restrict_access: without a grant the database does not exist for this user.
   if (!target || (target.db.restrict_access && !target.granted)) throw notFound('no such database');

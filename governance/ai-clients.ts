@@ -7,7 +7,7 @@ import { findDatabase } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { findClient } from '../store/oauth.ts';
 import { recordEvent } from './audit.ts';
-import type { AiClientLimits, QueryActor } from './query.ts';
+import type { AiClientLimits, QueryActor } from './types.ts';
 
 export async function aiClientLimits(sql: Tx, orgId: string, clientId: string): Promise<AiClientLimits> {
   const row = await findAiClientControl(sql, orgId, clientId);

@@ -12,7 +12,7 @@ import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { type AuditBody, bodyText, entryHash, GENESIS_HASH } from './audit-chain.ts';
 import { encodeParams } from './params.ts';
-import type { QueryActor, QueryOrigin } from './query.ts';
+import type { QueryActor, QueryOrigin } from './types.ts';
 
 /** The facts of one query attempt, as the pipeline knows them (DESIGN.md pipeline step 6). */
 export interface AuditAttempt {

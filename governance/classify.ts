@@ -1,9 +1,8 @@
 // Read or write, decided by parsing the statement with a real parser for its dialect: libpg-query
 // (PostgreSQL's own parser) for postgres, node-sql-parser for the others. Whatever cannot be
 // parsed counts as a write, and several statements take the strictest class (fail closed).
-import { loadModule, parseSync } from 'libpg-query';
-import nodeSqlParser from 'node-sql-parser';
 import type { AdapterName } from '../adapters/types.ts';
+import { astify, loadPostgresParser, parsePostgres } from '../sql/parse.ts';
 
 export type StatementClass = 'read' | 'write';
 
@@ -60,7 +59,6 @@ const PG_WRITE_NODES = new Set([
 
 const CACHE_LIMIT = 2000;
 const cache = new Map<string, StatementClass>();
-let pgReady: Promise<void> | null = null;
 
 /** Read or write for `statement` on `adapter` (DESIGN.md pipeline step 2; governance/README.md). */
 export async function classifyStatement(adapter: AdapterName, statement: string): Promise<StatementClass> {
@@ -69,8 +67,7 @@ export async function classifyStatement(adapter: AdapterName, statement: string)
   if (hit) return hit;
   let out: StatementClass;
   if (adapter === 'postgres') {
-    pgReady ??= loadModule();
-    await pgReady;
+    await loadPostgresParser();
     out = classifyPostgres(statement);
   } else {
     out = classifyOther(adapter, statement);
@@ -84,7 +81,7 @@ export async function classifyStatement(adapter: AdapterName, statement: string)
 function classifyPostgres(statement: string): StatementClass {
   let stmts: Array<{ stmt?: Record<string, unknown> }>;
   try {
-    stmts = parseSync(statement).stmts ?? [];
+    stmts = parsePostgres(statement).stmts ?? [];
   } catch {
     return 'write';
   }
@@ -118,9 +115,6 @@ function pgWriteNode(key: string, value: unknown): boolean {
   return name !== undefined && SIDE_EFFECT_FUNCTIONS.has(name);
 }
 
-const { Parser } = nodeSqlParser;
-const parser = new Parser();
-
 /** node-sql-parser dialects to try per adapter (it has none for ClickHouse or Oracle: MySQL is closest). */
 const DIALECTS: Record<Exclude<AdapterName, 'postgres'>, string[]> = {
   mysql: ['MariaDB', 'MySQL'],
@@ -145,7 +139,7 @@ function classifyOther(adapter: Exclude<AdapterName, 'postgres'>, statement: str
   for (const database of DIALECTS[adapter]) {
     let ast: unknown;
     try {
-      ast = parser.astify(text, { database });
+      ast = astify(text, database);
     } catch {
       continue;
     }

@@ -2,35 +2,22 @@
 // query requests (requests.ts) both run through executeGoverned, and nothing else runs a statement.
 import type { ParamValue, QueryResult } from '../adapters/types.ts';
 import { AppError } from '../core/errors.ts';
+import { connectionConfigFor, poolVersion } from '../registry/connections.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import { updateRequest } from '../store/query-requests.ts';
-import { aiClientRefusal } from './ai-clients.ts';
+import { checkAiUse } from './ai-access.ts';
 import { type AuditAttempt, type ReviewFacts, recordAttempt } from './audit.ts';
 import type { StatementClass } from './classify.ts';
-import { connectionConfigFor, poolVersion } from './connections.ts';
 import { planProtection, ServerStyleError } from './protection/index.ts';
-import type { GovernanceDeps, GovernedOutcome, GovernedQuery, QueryActor, QueryOrigin } from './query.ts';
+import type { GovernanceDeps, GovernedOutcome, GovernedQuery, QueryActor, QueryOrigin } from './types.ts';
 
 /** Rows a person's query may return at most; the UI and API say when a result was cut. */
 export const HARD_MAX_ROWS = 10_000;
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 
-/** A query the database ran and refused or failed; the message is the server's own, without secrets. */
-export class QueryFailedError extends AppError {
-  constructor(
-    readonly kind: 'connection' | 'query' | 'timeout',
-    message: string,
-  ) {
-    super(422, 'query-failed', 'Query failed', message);
-  }
-}
+export { QueryDeniedError, QueryFailedError } from './errors.ts';
 
-/** A governance rule refused the query before it reached the database. */
-export class QueryDeniedError extends AppError {
-  constructor(reason: string) {
-    super(403, 'query-denied', 'Query denied', reason);
-  }
-}
+import { QueryDeniedError, QueryFailedError } from './errors.ts';
 
 /** What the audit needs to know of an attempt before its outcome. */
 export type AttemptBase = Omit<AuditAttempt, 'outcome'>;
@@ -135,11 +122,7 @@ export async function originLimits(
 ): Promise<number> {
   const maxRows = Math.min(q.maxRows ?? HARD_MAX_ROWS, HARD_MAX_ROWS);
   if (q.origin !== 'ai') return maxRows;
-  if (!db.ai_enabled) throw new QueryDeniedError(`AI access is not enabled on database ${db.name}`);
-  if (!cred.ai_allowed) throw new QueryDeniedError(`the AI may not run as credential ${cred.username}`);
-  const client = q.actor.kind === 'user' ? q.actor.oauthClient : undefined;
-  const refusal = client ? await aiClientRefusal(deps.sql, q.orgId, client, db) : null;
-  if (refusal) throw new QueryDeniedError(refusal);
+  await checkAiUse(deps.sql, q.orgId, q.actor, db, cred);
   if (
     classification === 'write' &&
     !(await deps.policy?.aiMayWrite?.({ orgId: q.orgId, actor: q.actor, db, cred }))

@@ -3,7 +3,7 @@ import { pruneBuckets } from '../store/rate-limits.ts';
 import { findUserById } from '../store/users.ts';
 import { recordAttempt } from './audit.ts';
 import { decodeParams } from './params.ts';
-import type { GovernanceDeps } from './query.ts';
+import type { GovernanceDeps } from './types.ts';
 
 /** Past its statement timeout, how long an `executing` request may wait to be settled. */
 const GRACE_SECONDS = 120;

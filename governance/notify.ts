@@ -1,4 +1,4 @@
-import type { Logger } from '../config/runtime.ts';
+import type { Logger } from '../core/logger.ts';
 import type { DatabaseRow } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import type { QueryRequestRow } from '../store/query-requests.ts';

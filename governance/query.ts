@@ -1,12 +1,6 @@
-import type { AdapterPool, ConnectionConfig, ParamValue, QueryResult } from '../adapters/types.ts';
-import type { Logger } from '../config/runtime.ts';
 import { validationFailed } from '../core/errors.ts';
-import type { Keyring } from '../store/crypto.ts';
-import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
-import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { insertRequest, insertRevision } from '../store/query-requests.ts';
-import type { Role } from '../store/users.ts';
 import { resolveTarget } from './access.ts';
 import { type ReviewFacts, recordAttempt } from './audit.ts';
 import { classifyStatement } from './classify.ts';
@@ -19,122 +13,32 @@ import {
   QueryDeniedError,
   settleRequest,
 } from './execute.ts';
-import type { RequestNotifier } from './notify.ts';
 import { encodeParams } from './params.ts';
-import { type BypassRequest, bypassRefusal } from './review-rules.ts';
+import { bypassRefusal } from './review-rules.ts';
 
 export { canSee, resolveTarget } from './access.ts';
-export type { BypassRequest } from './review-rules.ts';
 
-/** An organization's limits on one AI client (governance/ai-clients.ts). */
-export interface AiClientLimits {
-  disabled: boolean;
-  /** null: no limit beyond its person. */
-  databaseIds: string[] | null;
-}
+export type {
+  AiClientLimits,
+  BypassRequest,
+  GovernanceDeps,
+  GovernancePolicy,
+  GovernedOutcome,
+  GovernedQuery,
+  PendingReviewOutcome,
+  QueryActor,
+  QueryOrigin,
+  SubmittedQuery,
+} from './types.ts';
 
-/** Where a query comes from (DESIGN.md pipeline; audited and governed by origin). */
-export type QueryOrigin = 'user' | 'dashboard' | 'workflow' | 'ai';
+import type {
+  GovernanceDeps,
+  GovernedOutcome,
+  GovernedQuery,
+  PendingReviewOutcome,
+  SubmittedQuery,
+} from './types.ts';
 
-/** Who a query runs for. */
-export type QueryActor =
-  | {
-      kind: 'user';
-      userId: string;
-      role: Role;
-      /** The AI client acting for the person; `limits` when already read (MCP reads them with the grant). */
-      oauthClient?: { id: string; name: string; limits?: AiClientLimits };
-      /** The organization API key acting for this user (header x-act-as-user), audited beside them. */
-      viaApiKeyId?: string;
-      /** A workflow run this person started, whose query step this is (audited beside them). */
-      workflowRun?: { runId: string; workflowId: string };
-    }
-  | { kind: 'api_key'; apiKeyId: string }
-  | { kind: 'workflow_run'; runId: string; workflowId: string };
-
-/** One query through the pipeline. */
-export interface GovernedQuery {
-  orgId: string;
-  actor: QueryActor;
-  origin: QueryOrigin;
-  databaseId: string;
-  /** The credential to run as; the database's default credential when omitted. */
-  credentialId?: string | null | undefined;
-  /** SQL text in the adapter's placeholder style; user values only in `params`. */
-  statement: string;
-  params: ParamValue[];
-  /** A caller's own cap (previews); the pipeline never returns more than HARD_MAX_ROWS. */
-  maxRows?: number;
-  /** Seconds; defaults to the credential's timeout, else DEFAULT_TIMEOUT_SECONDS. */
-  timeoutSeconds?: number;
-  /**
-   * A credential with reviews_required > 0: 'refuse' (the default) denies the query; callers
-   * that can hand a pending request back to a person use `SubmittedQuery` instead.
-   */
-  onReviewRequired?: 'refuse';
-}
-
-/** A query that becomes a query request when its credential requires reviews (REST, MCP). */
-export interface SubmittedQuery extends Omit<GovernedQuery, 'onReviewRequired'> {
-  onReviewRequired: 'submit';
-  /** Run as soon as the last required approval arrives. */
-  runOnApproval?: boolean;
-  /** A super admin's acknowledged override of the review gate. */
-  bypass?: BypassRequest | null;
-  /** Why the author needs the query; required where the credential asks for it. */
-  justification?: string | null;
-}
-
-export type GovernedOutcome = {
-  status: 'executed';
-  result: QueryResult;
-  databaseId: string;
-  credentialId: string;
-  /** The query request it ran under (reviewed or bypassed), if any. */
-  requestId?: string | null;
-  auditId?: string;
-};
-
-/** The query waits for reviews as query request `requestId`. */
-export interface PendingReviewOutcome {
-  status: 'pending_review';
-  requestId: string;
-  databaseId: string;
-  credentialId: string;
-  reviewsRequired: number;
-}
-
-/** Pools by credential, rebuilt when the database or credential row changes (adapters/registry.ts). */
-export interface PoolSource {
-  acquire(
-    key: { databaseId: string; credentialId: string; version: string },
-    config: () => ConnectionConfig,
-  ): AdapterPool;
-  /** Closes every pool of a database (its settings changed, or it is gone). */
-  invalidate(databaseId: string): Promise<void>;
-  closeAll(): Promise<void>;
-}
-
-/** Decisions a policy may widen; absent, the strict defaults hold. */
-export interface GovernancePolicy {
-  /** DESIGN.md step 2: AI queries are read-only unless a policy allows more. */
-  aiMayWrite?(ctx: {
-    orgId: string;
-    actor: QueryActor;
-    db: DatabaseRow;
-    cred: CredentialRow;
-  }): Promise<boolean>;
-}
-
-export interface GovernanceDeps {
-  sql: Sql;
-  keyring: Keyring;
-  logger: Logger;
-  pools: PoolSource;
-  /** Tells reviewers about new query requests; no notification without it. */
-  notify?: RequestNotifier;
-  policy?: GovernancePolicy;
-}
 export {
   type AttemptBase,
   DEFAULT_TIMEOUT_SECONDS,

@@ -15,8 +15,8 @@ import {
   settleRequest,
 } from './execute.ts';
 import { decodeParams } from './params.ts';
-import type { GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './query.ts';
-import { type BypassRequest, bypassRefusal, validApprovers } from './review-rules.ts';
+import { bypassRefusal, validApprovers } from './review-rules.ts';
+import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
 
 /** The OAuth client an AI-origin request was made through, so its run is attributed to it too. */
 export function aiClientOf(r: QueryRequestRow): { oauthClient?: { id: string; name: string } } {

@@ -22,9 +22,9 @@ import { canSee } from './access.ts';
 import { aiClientRefusal } from './ai-clients.ts';
 import { classifyStatement } from './classify.ts';
 import { encodeParams } from './params.ts';
-import type { GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './query.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
-import { type BypassRequest, validApprovers } from './review-rules.ts';
+import { validApprovers } from './review-rules.ts';
+import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
 
 /** A request with its reviews and the approvals that count right now. */
 export interface RequestView {

@@ -2,14 +2,7 @@ import type { DatabaseRow } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { currentApprovers, type QueryRequestRow } from '../store/query-requests.ts';
 import { canSee } from './access.ts';
-import type { QueryActor } from './query.ts';
-
-/** A super admin's explicit override of the review gate (SPEC.md 2.2 review_bypass_allowed). */
-export interface BypassRequest {
-  /** Must be exactly true: the override is never implied. */
-  acknowledged: boolean;
-  reason?: string | null;
-}
+import type { BypassRequest, QueryActor } from './types.ts';
 
 /**
  * The users whose approvals count now: given on the current revision (an edit voids earlier

@@ -2,7 +2,7 @@
 // by the Keyring, and published as a JWKS at /.well-known/jwks.json. Workflow API steps sign
 // `x-service-jwt` with it; the OAuth server signs access tokens with it.
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';

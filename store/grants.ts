@@ -68,8 +68,17 @@ export async function findAccessTarget(
     credentialId: string | null;
     userId: string | null;
     role: string | null;
+    /**
+     * Without a named credential, an AI client gets the default if it may use it, else the first
+     * credential it may use that allows AI, else the default (which the AI rules then refuse).
+     */
+    forAi?: boolean;
   },
 ): Promise<AccessTarget | null> {
+  const usable = q.userId
+    ? sql`(c.restrict_access is not true or exists (select 1 from credential_grants cg
+           where cg.credential_id = c.id and (cg.user_id = ${q.userId} or cg.role = ${q.role})))`
+    : sql`true`;
   const [row] = await sql<
     Array<DatabaseRow & CredentialColumns & { granted: boolean; credential_granted: boolean }>
   >`
@@ -85,15 +94,18 @@ export async function findAccessTarget(
           ? sql`exists (select 1 from database_grants g where g.database_id = d.id and g.user_id = ${q.userId})`
           : sql`true`
       } as granted,
-      ${
-        q.userId
-          ? sql`(c.restrict_access is not true or exists (select 1 from credential_grants cg
-                 where cg.credential_id = c.id and (cg.user_id = ${q.userId} or cg.role = ${q.role})))`
-          : sql`true`
-      } as credential_granted
+      ${usable} as credential_granted
     from databases d
-    left join credentials c on c.database_id = d.id
-      and ${q.credentialId ? sql`c.id = ${q.credentialId}` : sql`c.default_credential`}
+    left join credentials c on ${
+      q.credentialId
+        ? sql`c.database_id = d.id and c.id = ${q.credentialId}`
+        : q.forAi
+          ? sql`c.id = (select c.id from credentials c where c.database_id = d.id
+                order by (c.ai_allowed and ${usable}) desc, (c.default_credential and ${usable}) desc,
+                  c.default_credential desc, c.created_at, c.id
+                limit 1)`
+          : sql`c.database_id = d.id and c.default_credential`
+    }
     where d.id = ${q.databaseId} and d.org_id = ${q.orgId}`;
   if (!row) return null;
   const {

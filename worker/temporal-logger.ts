@@ -1,5 +1,5 @@
 import { type LogLevel, type LogMetadata, Runtime } from '@temporalio/worker';
-import type { Logger } from '../config/runtime.ts';
+import type { Logger } from '../core/logger.ts';
 
 let installed = false;
 

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
-import type { Deps } from '../config/runtime.ts';
+import type { Deps } from '../core/deps.ts';
 import { installTemporalLogger } from './temporal-logger.ts';
 
 /** Path of the workflow module the worker bundles (STYLE.md: workflowsPath from import.meta.url). */

@@ -4,13 +4,13 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { AGENT_CONNECT_PATH, AGENT_VERSION_HEADER } from '../../agent/protocol.ts';
-import type { Logger } from '../../config/runtime.ts';
-import { authenticateAgent } from '../../governance/agents/agents.ts';
-import type { AgentHub } from '../../governance/agents/hub.ts';
-import { parseRelayPath } from '../../governance/agents/relay-auth.ts';
+import type { Logger } from '../../core/logger.ts';
+import { authenticateAgent } from '../../registry/agents.ts';
 import type { Keyring } from '../../store/crypto.ts';
 import type { Sql } from '../../store/db.ts';
+import type { AgentHub } from '../../tunnels/hub.ts';
+import { AGENT_CONNECT_PATH, AGENT_VERSION_HEADER } from '../../tunnels/protocol.ts';
+import { parseRelayPath } from '../../tunnels/relay-auth.ts';
 import { handleRelayUpgrade } from './relay.ts';
 
 /** Largest frame accepted from an agent (the agent splits data into 256 KiB chunks). */

@@ -4,12 +4,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
-import type { Logger } from '../../config/runtime.ts';
-import type { AgentHub } from '../../governance/agents/hub.ts';
-import { RELAY_SESSION_HEADER, relayTokenMatches } from '../../governance/agents/relay-auth.ts';
-import { serveRelay } from '../../governance/agents/relay-server.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Keyring } from '../../store/crypto.ts';
 import type { Sql } from '../../store/db.ts';
+import type { AgentHub } from '../../tunnels/hub.ts';
+import { RELAY_SESSION_HEADER, relayTokenMatches } from '../../tunnels/relay-auth.ts';
+import { serveRelay } from '../../tunnels/relay-server.ts';
 
 export interface RelayEndpointDeps {
   sql: Sql;
@@ -27,7 +27,7 @@ export function handleRelayUpgrade(
   head: Buffer,
   refuse: (socket: Duplex, status: 401 | 409, text: string) => void,
 ): void {
-  // The token is derived from the shared encryption key (governance/agents/relay-auth.ts) and
+  // The token is derived from the shared encryption key (tunnels/relay-auth.ts) and
   // travels only in the Authorization header (RFC 6750 §2.1), never in the URL or a log line.
   if (!relayTokenMatches(deps.keyring, req.headers.authorization)) {
     deps.logger.warn({ route: 'agent relay', status: 401 }, 'agent relay refused');

@@ -1,5 +1,5 @@
 // Bearer authentication of MCP requests (MCP authorization 2025-11-25; RFC 6750; RFC 9728 §5.1).
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { authenticateAccessToken, type OAuthCaller } from '../../identity/oauth-access.ts';
 
 /** Why a request was refused, shaped as the challenge RFC 6750 §3 describes. */

@@ -1,26 +1,23 @@
 // What every MCP tool works with: the caller (the token's user and client) and shared helpers.
 import type * as v from 'valibot';
 import type { SchemaTable } from '../../adapters/types.ts';
-import type { Deps } from '../../config/runtime.ts';
-import { usableCredentials } from '../../governance/access.ts';
-import { aiClientRefusal } from '../../governance/ai-clients.ts';
-import { recordEvent } from '../../governance/audit.ts';
-import { connectionConfigFor, poolVersion } from '../../governance/connections.ts';
-import { type QueryActor, QueryDeniedError, resolveTarget } from '../../governance/query.ts';
-import type { OAuthCaller } from '../../identity/oauth-access.ts';
+import type { Deps } from '../../core/deps.ts';
 import {
-  type CredentialRow,
-  type DatabaseRow,
-  listCredentials,
-  listDatabases,
-} from '../../store/databases.ts';
+  type AiActor,
+  aiDatabases as aiDatabasesFor,
+  aiTarget as aiTargetFor,
+  readTargetSchema,
+} from '../../governance/ai-access.ts';
+import { recordEvent } from '../../governance/audit.ts';
+import type { OAuthCaller } from '../../identity/oauth-access.ts';
+import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 
 /** One tool call: the service's dependencies and who is calling. */
 export interface ToolContext {
   deps: Deps;
   caller: OAuthCaller;
   /** The governance actor: the user, labeled with the OAuth client (SPEC.md 1.4). */
-  actor: Extract<QueryActor, { kind: 'user' }>;
+  actor: AiActor;
   orgId: string;
   /** Set once the call entered the governed pipeline, which audits it from there. */
   piped?: boolean;
@@ -48,71 +45,24 @@ export function toolContext(deps: Deps, caller: OAuthCaller): ToolContext {
   };
 }
 
-/** Databases the user can see that allow AI use (SPEC.md 8 ai_enabled), with their AI credentials. */
-export async function aiDatabases(
+/** Databases the user can see that allow AI use, with their AI credentials (governance/ai-access.ts). */
+export function aiDatabases(
   ctx: ToolContext,
 ): Promise<Array<{ db: DatabaseRow; credentials: CredentialRow[] }>> {
-  const visibleTo = ctx.actor.role === 'super_admin' ? null : ctx.actor.userId;
-  const rows = await listDatabases(ctx.deps.sql, ctx.orgId, { limit: 1000, visibleTo });
-  // The organization may keep this client to some databases (governance/ai-clients.ts).
-  const only = ctx.caller.client.limits.databaseIds;
-  const enabled = rows.filter((db) => db.ai_enabled && (!only || only.includes(db.id)));
-  const creds = await usableCredentials(
-    ctx.deps.sql,
-    ctx.actor,
-    await listCredentials(
-      ctx.deps.sql,
-      enabled.map((d) => d.id),
-    ),
-  );
-  return enabled.map((db) => ({
-    db,
-    credentials: creds.filter((c) => c.database_id === db.id && c.ai_allowed),
-  }));
+  return aiDatabasesFor(ctx.deps.sql, ctx.orgId, ctx.actor);
 }
 
-/**
- * The database and credential a schema tool reads as: the user must see the database
- * (404 otherwise), the database must allow AI use, and the credential must be ai_allowed
- * (the named one, else the default, else the first allowed).
- */
-export async function aiTarget(
+/** The database and credential a schema tool reads as (governance/ai-access.ts has the rules). */
+export function aiTarget(
   ctx: ToolContext,
   databaseId: string,
   credentialId?: string,
 ): Promise<{ db: DatabaseRow; cred: CredentialRow }> {
-  const { db, cred } = await resolveTarget(ctx.deps.sql, {
-    orgId: ctx.orgId,
-    actor: ctx.actor,
-    databaseId,
-    credentialId,
-  });
-  if (!db.ai_enabled) throw new QueryDeniedError(`AI access is not enabled on database ${db.name}`);
-  const refusal = await aiClientRefusal(ctx.deps.sql, ctx.orgId, ctx.caller.client, db);
-  if (refusal) throw new QueryDeniedError(refusal);
-  if (cred.ai_allowed) return { db, cred };
-  if (credentialId) throw new QueryDeniedError(`the AI may not run as credential ${cred.username}`);
-  const usable = await usableCredentials(
-    ctx.deps.sql,
-    ctx.actor,
-    await listCredentials(ctx.deps.sql, [db.id]),
-  );
-  const allowed = usable.find((c) => c.ai_allowed);
-  if (!allowed) throw new QueryDeniedError(`database ${db.name} has no credential the AI may use`);
-  return { db, cred: allowed };
+  return aiTargetFor(ctx.deps.sql, { orgId: ctx.orgId, actor: ctx.actor, databaseId, credentialId });
 }
 
-export async function readSchema(
-  ctx: ToolContext,
-  db: DatabaseRow,
-  cred: CredentialRow,
-): Promise<SchemaTable[]> {
-  const { deps } = ctx;
-  const pool = deps.pools.acquire(
-    { databaseId: db.id, credentialId: cred.id, version: poolVersion(db, cred) },
-    () => connectionConfigFor(deps.keyring, db, cred),
-  );
-  return pool.readSchema();
+export function readSchema(ctx: ToolContext, db: DatabaseRow, cred: CredentialRow): Promise<SchemaTable[]> {
+  return readTargetSchema(ctx.deps, db, cred);
 }
 
 /** How entries written before tool calls were events of their own began (read back by query_history). */

@@ -6,7 +6,7 @@ import {
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { auditToolCall, type ToolContext, type ToolDef, toolContext } from './context.ts';

@@ -1,7 +1,6 @@
 // MCP tools that run or follow queries: run_query, sample_table, get_query_request, cancel_query, query_history.
 import * as v from 'valibot';
 import type { AdapterName, ParamValue } from '../../adapters/types.ts';
-import { usableCredentials } from '../../governance/access.ts';
 import {
   type GovernedOutcome,
   type PendingReviewOutcome,
@@ -9,7 +8,6 @@ import {
   runGovernedQuery,
 } from '../../governance/query.ts';
 import { searchAudit } from '../../store/audit.ts';
-import { listCredentials } from '../../store/databases.ts';
 import {
   aiTarget,
   jsonValue,
@@ -60,14 +58,14 @@ export const runQueryTool: ToolDef<typeof RunInput> = {
     }
     if (!input.database_id || !input.sql)
       throw new QueryDeniedError('give database_id and sql, or request_id');
-    const credentialId = input.credential_id ?? (await defaultAiCredential(ctx, input.database_id));
     markPiped(ctx);
     const outcome = await runGovernedQuery(ctx.deps, {
       orgId: ctx.orgId,
       actor: ctx.actor,
       origin: 'ai',
       databaseId: input.database_id,
-      credentialId,
+      // Without one, the pipeline picks the AI default (store/grants.ts findAccessTarget).
+      credentialId: input.credential_id,
       statement: input.sql,
       params: input.params as ParamValue[],
       onReviewRequired: 'submit',
@@ -197,18 +195,6 @@ export const queryHistoryTool: ToolDef<typeof HistoryInput> = {
 /** The tool is about to enter the pipeline, which audits from here on. */
 function markPiped(ctx: ToolContext): void {
   ctx.piped = true;
-}
-
-/** The default credential if the AI may use it, else the first one it may; else the default (denied, audited). */
-async function defaultAiCredential(ctx: ToolContext, databaseId: string): Promise<string | undefined> {
-  const creds = await usableCredentials(
-    ctx.deps.sql,
-    ctx.actor,
-    await listCredentials(ctx.deps.sql, [databaseId]),
-  );
-  const def = creds.find((c) => c.default_credential);
-  if (def?.ai_allowed) return def.id;
-  return creds.find((c) => c.ai_allowed)?.id ?? def?.id;
 }
 
 function shapeOutcome(outcome: GovernedOutcome | PendingReviewOutcome): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
+import { requestActor } from '../../governance/actors.ts';
 import {
   authenticateApiKey,
   authenticatePersonalToken,
@@ -57,6 +58,7 @@ export function authenticate(sql: Sql, allowed: CredentialKind[]): MiddlewareHan
       throw withChallenge(unauthorized(missingMessage(allow)), challenge);
     }
     c.set('principal', principal);
+    c.set('actor', await requestActor(sql, principal, c.req.header('x-act-as-user')));
     c.set('csrfToken', csrfToken);
     await next();
   };

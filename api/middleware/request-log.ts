@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
-import type { Logger } from '../../config/runtime.ts';
+import type { Logger } from '../../core/logger.ts';
 import { httpRequestDuration } from '../../core/metrics.ts';
 import type { AppEnv } from '../env.ts';
 

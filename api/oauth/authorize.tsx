@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { clientIdentity } from '../../identity/cimd/document.ts';
 import {
   AuthorizationPageError,

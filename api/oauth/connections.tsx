@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { disconnectClient, listConnectedClients } from '../../identity/oauth-grants.ts';
 import type { ConnectedClient } from '../../store/oauth.ts';
 import type { AppEnv } from '../env.ts';

@@ -1,7 +1,7 @@
 // The one place OAuth errors become HTTP responses (STYLE.md 6). The wire carries the error code
 // and the public description; the internal reason goes to the log only.
 import type { Context } from 'hono';
-import type { Logger } from '../../config/runtime.ts';
+import type { Logger } from '../../core/logger.ts';
 import { type RedirectableError, redirectTo } from '../../identity/oauth-authorize.ts';
 import { InvalidClient, type OAuthError } from '../../identity/oauth-errors.ts';
 

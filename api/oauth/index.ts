@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import type { AppEnv } from '../env.ts';
 import { authorizeRoutes } from './authorize.tsx';
 import { connectionRoutes } from './connections.tsx';

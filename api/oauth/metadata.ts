@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { mcpResource } from '../../identity/oauth-authorize.ts';
 import { AUTH_METHODS, GRANT_TYPES, SUPPORTED_SCOPES } from '../../identity/oauth-clients.ts';
 import type { AppEnv } from '../env.ts';

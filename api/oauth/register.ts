@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { REGISTRATION_LIMITS, registerClient } from '../../identity/oauth-clients.ts';
 import { OAuthError } from '../../identity/oauth-errors.ts';
 import type { AppEnv } from '../env.ts';

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { authenticateClient, triedBasic } from '../../identity/oauth-clients.ts';
 import { InvalidRequest, OAuthError, UnsupportedGrantType } from '../../identity/oauth-errors.ts';
 import { exchangeCode, refreshGrant, revokeToken } from '../../identity/oauth-tokens.ts';

@@ -1,5 +1,5 @@
 import type { QueryResult } from '../../adapters/types.ts';
-import type { DatabaseWithCredentials } from '../../governance/databases.ts';
+import type { DatabaseWithCredentials } from '../../registry/databases.ts';
 import { Badge, Csrf, ResultTable } from './components.tsx';
 
 export type ConsoleOutcome =

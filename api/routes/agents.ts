@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
-import { listAgents, registerAgent, revokeAgent } from '../../governance/agents/agents.ts';
+import type { Deps } from '../../core/deps.ts';
+import { listAgents, registerAgent, revokeAgent } from '../../registry/agents.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { jsonBody } from '../validate.ts';

@@ -1,13 +1,12 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { setAiClientControl } from '../../governance/ai-clients.ts';
 import { listOrgAiClients } from '../../store/ai-clients.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
-import { actorOf } from './databases.ts';
 
 const Limits = v.pipe(
   v.object({
@@ -36,7 +35,7 @@ export function aiClientRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, Limits);
       const p = c.get('principal');
-      const row = await setAiClientControl(deps.sql, p.orgId, actorOf(p), c.req.param('clientId'), {
+      const row = await setAiClientControl(deps.sql, p.orgId, c.get('actor'), c.req.param('clientId'), {
         disabled: body.disabled,
         databaseIds: body.database_ids,
       });

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { createApiKey, revokeOrgApiKey } from '../../identity/manage.ts';
 import { type ApiKeyRow, listApiKeys } from '../../store/api-keys.ts';
 import type { AppEnv } from '../env.ts';

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { verifyAuditChain } from '../../governance/audit.ts';
 import {
   CSV_COLUMNS,

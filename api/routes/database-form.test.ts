@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { CreateDatabase, PatchDatabase } from '../../governance/database-input.ts';
+import { CreateDatabase, PatchDatabase } from '../../registry/database-input.ts';
 import { createBodyFromForm, credentialPatchFromForm, fieldOf, patchBodyFromForm } from './database-form.ts';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

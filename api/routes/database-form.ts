@@ -1,5 +1,5 @@
 // The database forms of the web UI send flat fields; this turns them into the very objects the
-// REST API takes (SPEC.md 4.2), so one valibot schema validates both (governance/database-input.ts).
+// REST API takes (SPEC.md 4.2), so one valibot schema validates both (registry/database-input.ts).
 
 /** A posted form: text fields, and uploaded files already read as text. */
 export type Posted = Record<string, string>;

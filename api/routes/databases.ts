@@ -1,14 +1,14 @@
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
-import { agentStatuses } from '../../governance/agents/agents.ts';
-import type { AgentStatus } from '../../governance/agents/status.ts';
-import { checkConnection } from '../../governance/check-connection.ts';
+import type { Deps } from '../../core/deps.ts';
+import type { AgentStatus } from '../../registry/agent-status.ts';
+import { agentStatuses } from '../../registry/agents.ts';
+import { checkConnection } from '../../registry/check-connection.ts';
 import {
   CreateDatabase,
   ListDatabases,
   PatchDatabase,
   SetupDatabase,
-} from '../../governance/database-input.ts';
+} from '../../registry/database-input.ts';
 import {
   createDatabase,
   type DatabaseWithCredentials,
@@ -18,9 +18,7 @@ import {
   patchDatabase,
   removeByApiId,
   setupDatabase,
-} from '../../governance/databases.ts';
-import type { QueryActor } from '../../governance/query.ts';
-import type { Principal } from '../../identity/principal.ts';
+} from '../../registry/databases.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
@@ -45,7 +43,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const q = parseWith(ListDatabases, c.req.query());
       const p = c.get('principal');
-      const page = await listDatabases(deps.sql, p.orgId, actorOf(p), q);
+      const page = await listDatabases(deps.sql, p.orgId, c.get('actor'), q);
       const agents = await agentStatuses(
         deps.sql,
         p.orgId,
@@ -91,7 +89,9 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const p = c.get('principal');
-      return c.json(presentDatabase(await removeByApiId(deps, p.orgId, actorOf(p), c.req.param('api_id'))));
+      return c.json(
+        presentDatabase(await removeByApiId(deps, p.orgId, c.get('actor'), c.req.param('api_id'))),
+      );
     },
   );
   app.get(
@@ -105,7 +105,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
       const answer = await checkConnection(
         deps,
         p.orgId,
-        actorOf(p),
+        c.get('actor'),
         c.req.param('id'),
         c.req.param('username'),
       );
@@ -119,7 +119,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const p = c.get('principal');
       return c.json(
-        await present(p.orgId, await getDatabase(deps.sql, p.orgId, actorOf(p), c.req.param('id'))),
+        await present(p.orgId, await getDatabase(deps.sql, p.orgId, c.get('actor'), c.req.param('id'))),
       );
     },
   );
@@ -134,7 +134,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
       const body = await jsonBody(c, PatchDatabase);
       const p = c.get('principal');
       return c.json(
-        await present(p.orgId, await patchDatabase(deps, p.orgId, actorOf(p), c.req.param('id'), body)),
+        await present(p.orgId, await patchDatabase(deps, p.orgId, c.get('actor'), c.req.param('id'), body)),
       );
     },
   );
@@ -146,17 +146,10 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const p = c.get('principal');
-      return c.json(presentDatabase(await deleteDatabase(deps, p.orgId, actorOf(p), c.req.param('id'))));
+      return c.json(presentDatabase(await deleteDatabase(deps, p.orgId, c.get('actor'), c.req.param('id'))));
     },
   );
   return app;
-}
-
-/** The governance actor of an authenticated principal. */
-export function actorOf(p: Principal): QueryActor {
-  return p.kind === 'api_key'
-    ? { kind: 'api_key', apiKeyId: p.apiKeyId }
-    : { kind: 'user', userId: p.userId, role: p.role };
 }
 
 /** SPEC.md 2.2 database object. Passwords and the client key are never part of it. */

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import {
   grantAccess,
   grantCredential,
@@ -8,13 +8,12 @@ import {
   listDatabaseGrants,
   revokeAccess,
   revokeCredentialGrant,
-} from '../../governance/grants.ts';
+} from '../../registry/grants.ts';
 import type { CredentialGrantRow, GrantRow, GrantWithUser } from '../../store/grants.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
-import { actorOf } from './databases.ts';
 
 const UserId = v.pipe(v.string(), v.regex(/^usr_[0-9A-Z]{26}$/, 'must be a user id'));
 const CreateGrant = v.object({ user_id: UserId });
@@ -51,7 +50,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const p = c.get('principal');
-      const grants = await listDatabaseGrants(deps.sql, p.orgId, actorOf(p), c.req.param('id'));
+      const grants = await listDatabaseGrants(deps.sql, p.orgId, c.get('actor'), c.req.param('id'));
       return c.json({ data: grants.map(presentGrant) });
     },
   );
@@ -70,7 +69,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
       const { grant, created } = await grantAccess(
         deps.sql,
         p.orgId,
-        actorOf(p),
+        c.get('actor'),
         c.req.param('id'),
         body.user_id,
       );
@@ -87,7 +86,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
       const grant = await revokeAccess(
         deps.sql,
         p.orgId,
-        actorOf(p),
+        c.get('actor'),
         c.req.param('id'),
         c.req.param('user_id'),
       );
@@ -110,7 +109,13 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const p = c.get('principal');
       const t = target(c);
-      const access = await listCredentialAccess(deps.sql, p.orgId, actorOf(p), t.databaseId, t.credentialId);
+      const access = await listCredentialAccess(
+        deps.sql,
+        p.orgId,
+        c.get('actor'),
+        t.databaseId,
+        t.credentialId,
+      );
       return c.json({ restrict_access: access.restricted, data: access.grants.map(presentCredentialGrant) });
     },
   );
@@ -127,7 +132,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
       const body = await jsonBody(c, CreateCredentialGrant);
       const p = c.get('principal');
       const to = body.user_id ? { userId: body.user_id } : { role: body.role! };
-      const { grant, created } = await grantCredential(deps.sql, p.orgId, actorOf(p), target(c), to);
+      const { grant, created } = await grantCredential(deps.sql, p.orgId, c.get('actor'), target(c), to);
       return c.json(presentCredentialGrant(grant), created ? 201 : 200);
     },
   );
@@ -141,7 +146,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
       const grant = await revokeCredentialGrant(
         deps.sql,
         p.orgId,
-        actorOf(p),
+        c.get('actor'),
         target(c),
         c.req.param('grantId'),
       );

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { Gauge, Registry } from 'prom-client';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { processRegistry } from '../../core/metrics.ts';
 import type { AppEnv } from '../env.ts';
 

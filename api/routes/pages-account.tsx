@@ -1,8 +1,7 @@
 // The audit log page (admins) and the user's own settings: tokens and connected AI clients.
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { searchEntries } from '../../governance/audit-export.ts';
-import { listDatabases } from '../../governance/databases.ts';
 import {
   changePassword,
   createPersonalToken,
@@ -11,14 +10,14 @@ import {
 } from '../../identity/manage.ts';
 import { disconnectClient, listConnectedClients } from '../../identity/oauth-grants.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
+import { listDatabases } from '../../registry/databases.ts';
 import { listPersonalTokens } from '../../store/personal-tokens.ts';
 import { listLiveSessions, revokeOtherSessions, revokeUserSession } from '../../store/sessions.ts';
 import { findUserById, listUsers } from '../../store/users.ts';
 import { type AuditFilters, AuditPage } from '../pages/audit.tsx';
-import { type PageContext, type PageEnv, redirectWith, render } from '../pages/session.tsx';
+import { type PageContext, type PageEnv, pageActor, redirectWith, render } from '../pages/session.tsx';
 import { SettingsPage } from '../pages/settings.tsx';
 import { SignInSecurity } from '../pages/settings-security.tsx';
-import { actorOf } from './databases.ts';
 
 const AUDIT_PAGE = 100;
 
@@ -55,7 +54,7 @@ export function accountPageRoutes(deps: Deps): Hono<PageEnv> {
         { cursor, limit: AUDIT_PAGE },
       ),
       listUsers(deps.sql, p.orgId),
-      listDatabases(deps.sql, p.orgId, actorOf(p), { limit: 500 }),
+      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
     ]);
     return render(
       c,

@@ -2,18 +2,18 @@
 // /api/v1/desk/databases, driven by forms. Registering, editing and deleting need an admin.
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import type { AppError } from '../../core/errors.ts';
-import { listAgents } from '../../governance/agents/agents.ts';
-import { checkConnection } from '../../governance/check-connection.ts';
-import { CreateDatabase, PatchDatabase } from '../../governance/database-input.ts';
+import { listAgents } from '../../registry/agents.ts';
+import { checkConnection } from '../../registry/check-connection.ts';
+import { CreateDatabase, PatchDatabase } from '../../registry/database-input.ts';
 import {
   createDatabase,
   deleteDatabase,
   getDatabase,
   listDatabases,
   patchDatabase,
-} from '../../governance/databases.ts';
+} from '../../registry/databases.ts';
 import {
   grantAccess,
   grantCredential,
@@ -21,7 +21,7 @@ import {
   listDatabaseGrants,
   revokeAccess,
   revokeCredentialGrant,
-} from '../../governance/grants.ts';
+} from '../../registry/grants.ts';
 import { listUsers, type Role } from '../../store/users.ts';
 import type { FieldErrors } from '../pages/database-fields.tsx';
 import { DatabaseDetail, DatabaseList, NewDatabase } from '../pages/databases.tsx';
@@ -45,14 +45,13 @@ import { policyPageRoutes } from './pages-policies.tsx';
 
 export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
-  const actorOf = pageActor;
   const agentsOf = async (orgId: string) =>
     (await listAgents(deps, orgId)).filter((a) => !a.revoked).map((a) => ({ id: a.id, name: a.name }));
 
   app.get('/databases', async (c) => {
     const p = c.get('principal');
     const group = c.req.query('group') || undefined;
-    const all = await listDatabases(deps.sql, p.orgId, actorOf(c), { limit: 200 });
+    const all = await listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 200 });
     const groups = [
       ...new Set(all.items.map((i) => i.db.group_name).filter((g): g is string => Boolean(g))),
     ].sort();
@@ -93,14 +92,14 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     if (!parsed.success) return detailPage(c, { errors: issuesOf(parsed.issues) }, 422);
     return change(
       c,
-      () => patchDatabase(deps, c.get('principal').orgId, actorOf(c), c.req.param('id'), parsed.output),
+      () => patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id'), parsed.output),
       'Settings saved.',
     );
   });
 
   app.post('/databases/:id/delete', async (c) => {
     const found = await attempt(() =>
-      getDatabase(deps.sql, c.get('principal').orgId, actorOf(c), c.req.param('id')),
+      getDatabase(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id')),
     );
     if (!found.ok) return redirectWith(c, '/databases', 'error', found.error.detail);
     if ((c.get('form').confirm ?? '').trim() !== found.value.db.name)
@@ -111,7 +110,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
         'The name you typed does not match; nothing was deleted.',
       );
     const out = await attempt(() =>
-      deleteDatabase(deps, c.get('principal').orgId, actorOf(c), found.value.db.id),
+      deleteDatabase(deps, c.get('principal').orgId, pageActor(c), found.value.db.id),
     );
     return out.ok
       ? redirectWith(c, '/databases', 'notice', `Deleted ${found.value.db.name}.`)
@@ -124,7 +123,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     change(
       c,
       () =>
-        patchDatabase(deps, c.get('principal').orgId, actorOf(c), c.req.param('id'), {
+        patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id'), {
           credentials: [{ id: c.req.param('cid'), delete: true }],
         }),
       'Credential removed.',
@@ -134,11 +133,11 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   // SPEC.md 7: the server's own message, shown beside the credential.
   app.post('/databases/:id/credentials/:cid/check', async (c) => {
     const p = c.get('principal');
-    const found = await attempt(() => getDatabase(deps.sql, p.orgId, actorOf(c), c.req.param('id')));
+    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id')));
     const cred = found.ok ? found.value.credentials.find((x) => x.id === c.req.param('cid')) : undefined;
     if (!cred) return redirectWith(c, '/databases', 'error', 'No such credential.');
     const message =
-      (await checkConnection(deps, p.orgId, actorOf(c), c.req.param('id'), cred.username)) ?? 'not found';
+      (await checkConnection(deps, p.orgId, pageActor(c), c.req.param('id'), cred.username)) ?? 'not found';
     return detailPage(c, { checked: { credentialId: cred.id, message } });
   });
 
@@ -147,7 +146,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     const to = kind === 'role' ? { role: value as Role } : { userId: value ?? '' };
     return change(
       c,
-      () => grantCredential(deps.sql, c.get('principal').orgId, actorOf(c), target(c), to),
+      () => grantCredential(deps.sql, c.get('principal').orgId, pageActor(c), target(c), to),
       'Granted.',
     );
   });
@@ -155,7 +154,13 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     change(
       c,
       () =>
-        revokeCredentialGrant(deps.sql, c.get('principal').orgId, actorOf(c), target(c), c.req.param('gid')),
+        revokeCredentialGrant(
+          deps.sql,
+          c.get('principal').orgId,
+          pageActor(c),
+          target(c),
+          c.req.param('gid'),
+        ),
       'Grant removed.',
     ),
   );
@@ -166,7 +171,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
         grantAccess(
           deps.sql,
           c.get('principal').orgId,
-          actorOf(c),
+          pageActor(c),
           c.req.param('id'),
           c.get('form').user_id ?? '',
         ),
@@ -180,7 +185,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
         revokeAccess(
           deps.sql,
           c.get('principal').orgId,
-          actorOf(c),
+          pageActor(c),
           c.req.param('id'),
           c.req.param('userId'),
         ),
@@ -199,7 +204,8 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     if (!parsed.success) return detailPage(c, { errors: issuesOf(parsed.issues, true) }, 422);
     return change(
       c,
-      () => patchDatabase(deps, c.get('principal').orgId, actorOf(c), c.req.param('id') ?? '', parsed.output),
+      () =>
+        patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id') ?? '', parsed.output),
       id ? 'Credential saved.' : 'Credential added.',
       true,
     );
@@ -231,7 +237,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     status: 200 | 422 = 200,
   ) {
     const p = c.get('principal');
-    const found = await attempt(() => getDatabase(deps.sql, p.orgId, actorOf(c), c.req.param('id') ?? ''));
+    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id') ?? ''));
     if (!found.ok) return render(c, 'databases', 'Not found', <p class="error">No such database.</p>, 404);
     const { db, credentials } = found.value;
     const credentialGrants = Object.fromEntries(
@@ -240,7 +246,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
           async (cr) =>
             [
               cr.id,
-              (await listCredentialAccess(deps.sql, p.orgId, actorOf(c), db.id, cr.id)).grants,
+              (await listCredentialAccess(deps.sql, p.orgId, pageActor(c), db.id, cr.id)).grants,
             ] as const,
         ),
       ),
@@ -253,7 +259,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
         db={db}
         credentials={credentials}
         credentialGrants={credentialGrants}
-        grants={db.restrict_access ? await listDatabaseGrants(deps.sql, p.orgId, actorOf(c), db.id) : []}
+        grants={db.restrict_access ? await listDatabaseGrants(deps.sql, p.orgId, pageActor(c), db.id) : []}
         people={await listUsers(deps.sql, p.orgId)}
         agents={await agentsOf(p.orgId)}
         errors={extra.errors ?? {}}

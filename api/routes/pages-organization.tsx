@@ -2,11 +2,11 @@
 // /api/v1/agents and /api/v1/sso.
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
-import { listAgents, registerAgent, revokeAgent } from '../../governance/agents/agents.ts';
+import type { Deps } from '../../core/deps.ts';
 import { setAiClientControl } from '../../governance/ai-clients.ts';
 import { createApiKey, revokeOrgApiKey } from '../../identity/manage.ts';
 import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../identity/sso.ts';
+import { listAgents, registerAgent, revokeAgent } from '../../registry/agents.ts';
 import { listOrgAiClients } from '../../store/ai-clients.ts';
 import { listApiKeys } from '../../store/api-keys.ts';
 import { listDatabases as listDatabaseRows } from '../../store/databases.ts';

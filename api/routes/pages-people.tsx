@@ -1,6 +1,6 @@
 // The People page (admins, issue 12): the same domain functions as /api/v1/users.
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import {
   deletePerson,
   invitePerson,

@@ -2,8 +2,7 @@
 // /api/v1/desk/databases/:id/policies, plus the preview of what a person sees of a table.
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
-import { getDatabase } from '../../governance/databases.ts';
+import type { Deps } from '../../core/deps.ts';
 import { type PolicyPreview, previewPolicy, previewTables } from '../../governance/policy-preview.ts';
 import {
   CreatePolicy,
@@ -15,6 +14,7 @@ import {
   patchPolicy,
   setAssignments,
 } from '../../governance/protection/policies.ts';
+import { getDatabase } from '../../registry/databases.ts';
 import { listUsers, ROLES } from '../../store/users.ts';
 import { PoliciesPage } from '../pages/policies.tsx';
 import {
@@ -28,7 +28,6 @@ import {
 
 export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
-  const actorOf = pageActor;
   const here = (c: PageContext, pid?: string) =>
     `/databases/${c.req.param('id')}/policies${pid ? `/${pid}` : ''}`;
   const rulesOf = (view: PolicyView) =>
@@ -136,7 +135,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
 
   async function page(c: PageContext, pid: string | null) {
     const p = c.get('principal');
-    const found = await attempt(() => getDatabase(deps.sql, p.orgId, actorOf(c), c.req.param('id') ?? ''));
+    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id') ?? ''));
     if (!found.ok) return render(c, 'databases', 'Not found', <p class="error">No such database.</p>, 404);
     const { db, credentials } = found.value;
     const cred = credentials.find((x) => x.default_credential) ?? credentials[0];

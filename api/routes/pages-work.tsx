@@ -13,10 +13,9 @@ import {
   typedInputs,
 } from '../../automation/runs.ts';
 import { runUrl } from '../../automation/snapshot.ts';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { notFound } from '../../core/errors.ts';
 import { recordEvent } from '../../governance/audit.ts';
-import { listDatabases } from '../../governance/databases.ts';
 import type { GovernanceDeps } from '../../governance/query.ts';
 import {
   cancelRequest,
@@ -25,6 +24,7 @@ import {
   reviewRequest,
   runRequest,
 } from '../../governance/requests.ts';
+import { listDatabases } from '../../registry/databases.ts';
 import { searchAudit } from '../../store/audit.ts';
 import { listReviewsOf, listRevisions } from '../../store/query-requests.ts';
 import { findUserById, listUsers } from '../../store/users.ts';
@@ -33,7 +33,6 @@ import { ResultTable } from '../pages/components.tsx';
 import { ReviewsPage } from '../pages/reviews.tsx';
 import { RunPage, RunsPage } from '../pages/runs.tsx';
 import { attempt, type PageEnv, pageActor, redirectWith, render } from '../pages/session.tsx';
-import { actorOf } from './databases.ts';
 
 /** How many runs the runs page lists, newest first across workflows. */
 const RUNS_SHOWN = 50;
@@ -45,7 +44,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
 
   app.get('/reviews', async (c) => {
     const p = c.get('principal');
-    const actor = actorOf(p);
+    const actor = pageActor(c);
     const [pending, mine, users, dbs] = await Promise.all([
       listQueryRequests(gov, p.orgId, actor, { status: 'pending', limit: 200 }),
       listQueryRequests(gov, p.orgId, actor, { mine: true, limit: 200 }),
@@ -128,7 +127,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
     const form = c.get('form');
     const verdict = form.verdict === 'approve' || form.verdict === 'reject' ? form.verdict : 'comment';
     const out = await attempt(() =>
-      reviewRequest(gov, p.orgId, actorOf(p), c.req.param('id'), { verdict, body: form.comment ?? '' }),
+      reviewRequest(gov, p.orgId, pageActor(c), c.req.param('id'), { verdict, body: form.comment ?? '' }),
     );
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     const id = c.req.param('id');
@@ -142,7 +141,9 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
     const p = c.get('principal');
     const statement = (c.get('form').statement ?? '').trim();
     if (!statement) return redirectWith(c, '/reviews', 'error', 'The SQL must not be empty.');
-    const out = await attempt(() => editRequest(gov, p.orgId, actorOf(p), c.req.param('id'), { statement }));
+    const out = await attempt(() =>
+      editRequest(gov, p.orgId, pageActor(c), c.req.param('id'), { statement }),
+    );
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     return redirectWith(
       c,
@@ -155,7 +156,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
   app.post('/reviews/:id/cancel', async (c) => {
     const p = c.get('principal');
     const out = await attempt(() =>
-      cancelRequest(gov, p.orgId, { actor: actorOf(p), origin: 'user' }, c.req.param('id')),
+      cancelRequest(gov, p.orgId, { actor: pageActor(c), origin: 'user' }, c.req.param('id')),
     );
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     return redirectWith(c, '/reviews', 'notice', `Canceled ${c.req.param('id')}.`);
@@ -171,7 +172,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
         ? { acknowledged: form.acknowledge_override === 'true', reason: form.reason ?? null }
         : null;
     const out = await attempt(() =>
-      runRequest(gov, p.orgId, { actor: actorOf(p), origin: 'user' }, c.req.param('id'), bypass),
+      runRequest(gov, p.orgId, { actor: pageActor(c), origin: 'user' }, c.req.param('id'), bypass),
     );
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     const r = out.value.outcome.result;

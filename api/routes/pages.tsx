@@ -2,16 +2,23 @@
 // session; handlers call the same domain functions as the REST routes and draw the answer.
 import { Hono } from 'hono';
 import { mayStart } from '../../automation/access.ts';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { getDashboard, listDashboards } from '../../dashboards/manage.ts';
 import { runAction, runPanel } from '../../dashboards/run.ts';
-import { listDatabases } from '../../governance/databases.ts';
 import { type GovernanceDeps, runGovernedQuery } from '../../governance/query.ts';
+import { listDatabases } from '../../registry/databases.ts';
 import { findWorkflow } from '../../store/workflows.ts';
 import { type ConsoleOutcome, ConsolePage } from '../pages/console.tsx';
 import { DashboardList, DashboardPage, inputField, type PanelView } from '../pages/dashboards.tsx';
-import { attempt, messageOf, type PageEnv, pageSession, redirectWith, render } from '../pages/session.tsx';
-import { actorOf } from './databases.ts';
+import {
+  attempt,
+  messageOf,
+  type PageEnv,
+  pageActor,
+  pageSession,
+  redirectWith,
+  render,
+} from '../pages/session.tsx';
 import { accountPageRoutes } from './pages-account.tsx';
 import { databasePageRoutes } from './pages-databases.tsx';
 import { organizationPageRoutes } from './pages-organization.tsx';
@@ -158,7 +165,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     const ran = await attempt(() =>
       runGovernedQuery(gov, {
         orgId: p.orgId,
-        actor: actorOf(p),
+        actor: pageActor(c),
         origin: 'user',
         databaseId,
         credentialId,
@@ -187,7 +194,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     outcome: ConsoleOutcome | null,
   ) {
     const p = c.get('principal');
-    const dbs = await listDatabases(deps.sql, p.orgId, actorOf(p), { limit: 200 });
+    const dbs = await listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 200 });
     return render(
       c,
       'console',

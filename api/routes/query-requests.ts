@@ -2,8 +2,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { QueryResult } from '../../adapters/types.ts';
-import type { Deps } from '../../config/runtime.ts';
-import { actingUser } from '../../governance/actors.ts';
+import type { Deps } from '../../core/deps.ts';
 import { type GovernanceDeps, type QueryActor, runGovernedQuery } from '../../governance/query.ts';
 import {
   cancelRequest,
@@ -18,7 +17,6 @@ import type { AppEnv } from '../env.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
-import { actorOf } from './databases.ts';
 
 const Statement = v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(100_000));
 const Params = v.pipe(v.array(v.union([v.string(), v.number(), v.boolean(), v.null()])), v.maxLength(1000));
@@ -82,12 +80,8 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
   // The process's own governance deps: one notifier for every origin (cli/boot.ts).
   const gov: GovernanceDeps = deps;
-  const actor = (c: Context<AppEnv>): Promise<QueryActor> => {
-    const p = c.get('principal');
-    const actAs = c.req.header('x-act-as-user');
-    if (p.kind === 'api_key' && actAs) return actingUser(deps.sql, p.orgId, p.apiKeyId, actAs);
-    return Promise.resolve(actorOf(p));
-  };
+  // The acting user (x-act-as-user) is resolved once per request by authenticate().
+  const actor = async (c: Context<AppEnv>): Promise<QueryActor> => c.get('actor');
   const caller = async (c: Context<AppEnv>) => ({ actor: await actor(c), origin: 'user' as const });
 
   app.post(

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Config } from '../../config/env.ts';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { authenticateSession } from '../../identity/authenticate.ts';
 import { endSession, signInWithPassword } from '../../identity/manage.ts';
 import { ssoChoices } from '../../identity/sso.ts';

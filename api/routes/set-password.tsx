@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { MIN_PASSWORD_LENGTH } from '../../identity/manage.ts';
 import { checkSetupLink, setPasswordWithLink } from '../../identity/people.ts';
 import type { AppEnv } from '../env.ts';

@@ -1,7 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import {
   finishSsoLogin,
   getSsoConfig,

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { createPersonalToken, revokeUserToken } from '../../identity/manage.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
 import { listPersonalTokens, type PersonalTokenRow } from '../../store/personal-tokens.ts';

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { handleIssueEvent } from '../../automation/tracker.ts';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { notFound, unauthorized } from '../../core/errors.ts';
 import {
   DELIVERY_HEADER,

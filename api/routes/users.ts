@@ -1,6 +1,6 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import * as v from 'valibot';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import {
   deletePerson,
   invitePerson,
@@ -14,7 +14,6 @@ import { notFound } from '../errors.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
-import { actorOf } from './databases.ts';
 
 const Role = v.picklist(ROLES, 'must be super_admin, admin or member');
 const Invite = v.pipe(
@@ -46,7 +45,7 @@ const Update = v.pipe(
 export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
-  const actor = (p: AppEnv['Variables']['principal']) => actorOf(p) as PeopleActor;
+  const actor = (c: Context<AppEnv>) => c.get('actor') as PeopleActor;
 
   app.get('/', doc('People', 'List the people of the organization'), async (c) =>
     c.json({ data: (await listUsers(deps.sql, c.get('principal').orgId)).map(presentUser) }),
@@ -60,7 +59,7 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, Invite);
       const p = c.get('principal');
-      const { user, link } = await invitePerson(deps.sql, deps.config.baseUrl, p.orgId, actor(p), body);
+      const { user, link } = await invitePerson(deps.sql, deps.config.baseUrl, p.orgId, actor(c), body);
       c.header('cache-control', 'no-store');
       return c.json({ ...presentUser(user), ...presentLink(link) }, 201);
     },
@@ -83,12 +82,12 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, Update);
       const p = c.get('principal');
-      return c.json(presentUser(await updatePerson(deps.sql, p.orgId, actor(p), c.req.param('id'), body)));
+      return c.json(presentUser(await updatePerson(deps.sql, p.orgId, actor(c), c.req.param('id'), body)));
     },
   );
   app.delete('/:id', doc('People', 'Delete a person (their history stays in the audit log)'), async (c) => {
     const p = c.get('principal');
-    return c.json(presentUser(await deletePerson(deps.sql, p.orgId, actor(p), c.req.param('id'))));
+    return c.json(presentUser(await deletePerson(deps.sql, p.orgId, actor(c), c.req.param('id'))));
   });
   app.post(
     '/:id/password-link',
@@ -97,7 +96,7 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
     }),
     async (c) => {
       const p = c.get('principal');
-      const link = await passwordLink(deps.sql, deps.config.baseUrl, p.orgId, actor(p), c.req.param('id'));
+      const link = await passwordLink(deps.sql, deps.config.baseUrl, p.orgId, actor(c), c.req.param('id'));
       c.header('cache-control', 'no-store');
       return c.json(presentLink(link), 201);
     },

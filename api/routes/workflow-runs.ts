@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import * as v from 'valibot';
 import { presentRun, presentRunSummary } from '../../automation/present.ts';
 import { cancelRun, decideApproval, getRun, listRuns, retryRun, startRun } from '../../automation/runs.ts';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { badRequest } from '../../core/errors.ts';
 import type { AppEnv } from '../env.ts';
 import { doc } from '../openapi.ts';

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { archiveWorkflow, createWorkflow, getWorkflow, patchWorkflow } from '../../automation/definitions.ts';
 import { presentWorkflow } from '../../automation/present.ts';
 import { CreateWorkflow, PatchWorkflow } from '../../automation/schema.ts';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { listWorkflows } from '../../store/workflows.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';

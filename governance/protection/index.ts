@@ -2,17 +2,18 @@
 // columns are masked wherever they appear, or refused when it cannot be analyzed; the result is
 // then checked against the columns' sources where the engine reports them (second line).
 import type { ParamValue, QueryResult } from '../../adapters/types.ts';
-import type { Logger } from '../../config/runtime.ts';
+import type { PoolSource } from '../../core/deps.ts';
+import type { Logger } from '../../core/logger.ts';
+import { connectionConfigFor, poolVersion } from '../../registry/connections.ts';
+import { type DbSchema, readDbSchema, SchemaCache } from '../../sql/catalog.ts';
 import type { Keyring } from '../../store/crypto.ts';
 import { applicablePolicy, type PolicyWithRules } from '../../store/data-protection.ts';
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 import type { Tx } from '../../store/db.ts';
-import { connectionConfigFor, poolVersion } from '../connections.ts';
-import type { PoolSource, QueryActor } from '../query.ts';
+import type { QueryActor } from '../types.ts';
 import { rewriteMysql } from './mysql.ts';
 import { rewritePostgres } from './postgres.ts';
 import { MASK, ProtectionRefusedError, RuleBook, UnknownObjectError } from './rules.ts';
-import { type DbSchema, readDbSchema, SchemaCache } from './schema-cache.ts';
 import { scrubError, scrubResult } from './scrub.ts';
 
 export { ProtectionParseError, ProtectionRefusedError, ServerStyleError } from './rules.ts';

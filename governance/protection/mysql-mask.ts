@@ -1,6 +1,6 @@
 // How the MySQL/MariaDB rewriter masks: the expression that replaces a reference to a protected
 // column (by its treatment in the policy), the USING check, and how names are handed to sqlify.
-import { parseExpr, tick } from './mysql-ast.ts';
+import { parseExpr, tick } from '../../sql/mysql-tree.ts';
 import { MASK, ProtectionRefusedError, type RuleBook } from './rules.ts';
 import type { BaseEntry, Level } from './scope.ts';
 

@@ -1,6 +1,8 @@
 // Reading a MySQL/MariaDB statement into node-sql-parser's tree: which grammar reads it, what
 // normalize() spelled differently put back, and the text each select item was written with.
-import { isObj, list, type Obj, parser } from './mysql-ast.ts';
+
+import { isObj, list, type Obj } from '../../sql/mysql-tree.ts';
+import { astify } from '../../sql/parse.ts';
 import { selectLists } from './mysql-text.ts';
 import { ProtectionParseError } from './rules.ts';
 
@@ -15,7 +17,7 @@ export function parseMysql(
   let first: unknown;
   for (const grammar of [flavor, flavor === 'MariaDB' ? 'MySQL' : 'MariaDB'] as const) {
     try {
-      return { ast: parser.astify(sql, { database: grammar }), grammar };
+      return { ast: astify(sql, grammar, { copy: true }), grammar };
     } catch (err) {
       first ??= err;
     }

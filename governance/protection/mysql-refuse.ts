@@ -1,10 +1,11 @@
 // What the MySQL/MariaDB rewriter refuses outright, whatever the policy: system schemas, clauses it
 // does not understand, string literals the server's SQL mode could read differently, names that
 // would print unsafely, and functions that could reach data by themselves (functions.ts).
+
+import type { DbSchema } from '../../sql/catalog.ts';
+import { isObj, list, nameOf, type Obj } from '../../sql/mysql-tree.ts';
 import { MYSQL_BUILTINS, mysqlRefusal } from './functions.ts';
-import { isObj, list, nameOf, type Obj } from './mysql-ast.ts';
 import { ProtectionRefusedError, UnknownObjectError } from './rules.ts';
-import type { DbSchema } from './schema-cache.ts';
 
 /** Schemas of the server itself, never read under a policy. */
 export const SYSTEM_SCHEMAS = new Set(['information_schema', 'mysql', 'performance_schema', 'sys']);

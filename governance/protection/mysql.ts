@@ -1,8 +1,11 @@
 // The MySQL/MariaDB rewriter, over node-sql-parser's tree: the same scope resolution as the
 // Postgres one (scope.ts), the same replacement of every protected column reference, and the
 // statement printed back with the parser's own sqlify so the server runs exactly what was checked.
-// Tree helpers are in mysql-ast.ts, outright refusals in mysql-refuse.ts.
-import { isObj, leadingKeyword, list, nameOf, type Obj, parser, qualifier } from './mysql-ast.ts';
+// Tree helpers are in sql/mysql-tree.ts, outright refusals in mysql-refuse.ts.
+
+import type { DbSchema } from '../../sql/catalog.ts';
+import { isObj, leadingKeyword, list, nameOf, type Obj, qualifier } from '../../sql/mysql-tree.ts';
+import { sqlParser } from '../../sql/parse.ts';
 import { checkUsing, escapeName, LITERALS, protectMysql } from './mysql-mask.ts';
 import { itemTexts, parseMysql, restoreMarks } from './mysql-parse.ts';
 import {
@@ -14,7 +17,6 @@ import {
 } from './mysql-refuse.ts';
 import { itemName, normalize } from './mysql-text.ts';
 import { ProtectionRefusedError, type RuleBook, UnknownColumnError, UnknownObjectError } from './rules.ts';
-import type { DbSchema } from './schema-cache.ts';
 import { baseEntry, type Entry, type Level, Scope } from './scope.ts';
 
 /** Rewrites one MySQL/MariaDB statement for a policy; returns the SQL to run. */
@@ -50,7 +52,7 @@ export function rewriteMysql(
     if (err instanceof UnknownColumnError) throw new UnknownColumnError(err.parts, true, rewriter.clause);
     throw err;
   }
-  return parser.sqlify(stmt as never, { database: grammar });
+  return sqlParser().sqlify(stmt as never, { database: grammar });
 }
 
 type Ctes = ReadonlyArray<Map<string, string[] | null>>;
@@ -209,7 +211,7 @@ class MysqlRewriter {
     if (text !== undefined) return itemName(text);
     // The item's text was not found: its printed original, never the rewritten one.
     try {
-      const printed = parser.sqlify(
+      const printed = sqlParser().sqlify(
         { type: 'select', columns: [{ expr: structuredClone(c.expr), as: null }] } as never,
         { database: this.grammar },
       );

@@ -1,11 +1,12 @@
 // The FROM and WITH clauses of the Postgres rewriter: each FROM item becomes a scope entry (a base
 // relation the policy applies to, or a derived one whose outputs are already safe), CTE names are
 // tracked per level, and relations the rewriter cannot see through are refused.
+
+import type { DbSchema } from '../../sql/catalog.ts';
+import { as, type Fields, isObj, kindOf, list, names } from '../../sql/pg-tree.ts';
 import { POSTGRES_TABLE_FUNCTION_COLUMNS } from './functions.ts';
-import { as, type Fields, isObj, kindOf, list, names } from './pg-ast.ts';
 import { mustSelect } from './pg-refuse.ts';
 import { ProtectionRefusedError, type RuleBook, UnknownObjectError } from './rules.ts';
-import type { DbSchema } from './schema-cache.ts';
 import { baseEntry, type Entry, type Level, type Scope } from './scope.ts';
 
 /** A FROM item, kept as a tree so `*` over USING joins expands in the server's order. */

@@ -1,6 +1,6 @@
 // How the Postgres rewriter masks: the expression that replaces a reference to a protected column
 // (by its treatment in the policy), and the expansion of `*` into one masked target per column.
-import { ident, literal, parseExpr } from './pg-ast.ts';
+import { ident, literal, parseExpr } from '../../sql/pg-tree.ts';
 import type { FromTree } from './pg-from.ts';
 import { MASK, ProtectionRefusedError, type RuleBook } from './rules.ts';
 import type { BaseEntry, Entry } from './scope.ts';

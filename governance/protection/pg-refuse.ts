@@ -1,10 +1,11 @@
 // What the Postgres rewriter refuses outright, whatever the policy: statements other than SELECT,
 // clauses it does not understand, and functions and operators that could reach data by
 // themselves (functions.ts). Refusing is the safe answer to anything the rewriter cannot prove safe.
+
+import type { DbSchema } from '../../sql/catalog.ts';
+import { as, type Fields, isObj, kindOf } from '../../sql/pg-tree.ts';
 import { POSTGRES_FALLBACK_FUNCTIONS, POSTGRES_FALLBACK_OPERATORS, postgresRefusal } from './functions.ts';
-import { as, type Fields, isObj, kindOf } from './pg-ast.ts';
 import { ProtectionRefusedError, UnknownObjectError } from './rules.ts';
-import type { DbSchema } from './schema-cache.ts';
 
 /** Statement kinds that are never run under a policy, with the name the refusal uses. */
 export const STATEMENT_NAMES: Record<string, string> = {

@@ -6,28 +6,19 @@
 // handling is in pg-from.ts, masking and `*` expansion in pg-mask.ts, outright refusals in
 // pg-refuse.ts.
 import { deparseSync } from 'pgsql-deparser';
-import {
-  as,
-  type Fields,
-  figureName,
-  isObj,
-  kindOf,
-  list,
-  loadParser,
-  names,
-  parsePg,
-  sval,
-} from './pg-ast.ts';
+import type { DbSchema } from '../../sql/catalog.ts';
+import { loadPostgresParser } from '../../sql/parse.ts';
+import { as, type Fields, figureName, isObj, kindOf, list, names, sval } from '../../sql/pg-tree.ts';
 import { type Ctes, type FromTree, fromItem, type Rewrite, withClause } from './pg-from.ts';
 import { expandEntry, expandTree, protect } from './pg-mask.ts';
+import { parsePg } from './pg-parse.ts';
 import { checkFunction, checkOperator, mustSelect, SELECT_KEYS, STATEMENT_NAMES } from './pg-refuse.ts';
 import { ProtectionRefusedError, type RuleBook, UnknownObjectError } from './rules.ts';
-import type { DbSchema } from './schema-cache.ts';
 import { type Level, Scope } from './scope.ts';
 
 /** Rewrites one statement for a policy; returns the SQL to run. */
 export async function rewritePostgres(sql: string, schema: DbSchema, rules: RuleBook): Promise<string> {
-  await loadParser();
+  await loadPostgresParser();
   const tree = parsePg(sql);
   const { stmts } = tree;
   if (stmts.length !== 1)

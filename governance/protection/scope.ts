@@ -3,8 +3,8 @@
 // are subqueries, CTEs and table functions whose output the rewriter has already made safe,
 // so only references that land on a base entry are ever replaced.
 
+import type { ColumnInfo, RelationInfo } from '../../sql/catalog.ts';
 import { ProtectionRefusedError, UnknownColumnError, UnknownObjectError } from './rules.ts';
-import type { ColumnInfo, RelationInfo } from './schema-cache.ts';
 
 export interface BaseEntry {
   kind: 'base';

@@ -1,7 +1,8 @@
 // A fixed schema and policy for the rewriters' unit tests (input data, not a stand-in for a server).
+
+import { DbSchema, type RelationInfo } from '../../sql/catalog.ts';
 import type { RuleRow } from '../../store/data-protection.ts';
 import { RuleBook } from './rules.ts';
-import { DbSchema, type RelationInfo } from './schema-cache.ts';
 
 const col = (name: string, type: string, number: number) => ({ name, type, number });
 

@@ -1,7 +1,7 @@
 // The rules of draft-ietf-oauth-client-id-metadata-document-01 that need no network: which
 // client_id values are metadata-document URLs, what a document must say, how long a copy is
 // used, and how much of its self-description the consent screen can vouch for.
-import { checkMetadata } from '../oauth-clients.ts';
+import { checkMetadata } from '../oauth-client-metadata.ts';
 import { OAuthError } from '../oauth-errors.ts';
 import { CimdRefused } from './errors.ts';
 

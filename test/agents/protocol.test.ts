@@ -6,7 +6,7 @@ import {
   isAllowed,
   parseAgentMessage,
   parseServerMessage,
-} from '../../agent/protocol.ts';
+} from '../../tunnels/protocol.ts';
 
 // The pure parts of the agent protocol (agent/README.md "Protocol"). They live here rather than
 // beside the code because the unit project does not include agent/.

@@ -4,15 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionConfig } from '../../adapters/types.ts';
-import { AgentHub } from '../../governance/agents/hub.ts';
-import { routedAdapterFor } from '../../governance/agents/pools.ts';
+import { AgentHub } from '../../tunnels/hub.ts';
+import { routedAdapterFor } from '../../tunnels/pools.ts';
 import { servers } from '../harness/servers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { type AgentProcess, registerAgent, startAgentProcess, waitConnected } from './agent-process.ts';
 
 // Issue 9: a real agent process relays PostgreSQL and MariaDB (TLS verify-full against the real
 // hostname) for the service. The service never dials these databases itself: for a database
-// with agent_id the tunnel is its only path (governance/agents/pools.ts), which the "not
+// with agent_id the tunnel is its only path (tunnels/pools.ts), which the "not
 // connected" cases below show with the servers still up.
 let svc: TestService;
 let edge: { id: string; token: string };

@@ -3,12 +3,14 @@ import { Writable } from 'node:stream';
 import { type RunningApi, startApi } from '../../api/server.ts';
 import { bootstrapAndAnnounce, openMigratedStore, requestNotifier } from '../../cli/boot.ts';
 import { loadConfig } from '../../config/env.ts';
-import { connectTemporal, createLogger, type Deps } from '../../config/runtime.ts';
-import { AgentHub } from '../../governance/agents/hub.ts';
-import { createAgentAwarePools } from '../../governance/agents/pools.ts';
+import type { Deps } from '../../core/deps.ts';
+import { createLogger } from '../../core/logger.ts';
+import { connectTemporal } from '../../core/temporal.ts';
 import { generateKey, Keyring } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
 import { mintSecret } from '../../store/secrets.ts';
+import { AgentHub } from '../../tunnels/hub.ts';
+import { createAgentAwarePools } from '../../tunnels/pools.ts';
 import { servers } from '../harness/servers.ts';
 import { createTestStore } from '../harness/store.ts';
 

@@ -1,5 +1,7 @@
 import { DEFAULT_PORTS } from '../adapters/types.ts';
 import { type FieldError, notFound } from '../core/errors.ts';
+import { listableCredentials } from '../governance/access.ts';
+import { canSee, type QueryActor } from '../governance/query.ts';
 import type { Keyring } from '../store/crypto.ts';
 import {
   type CredentialRow,
@@ -18,11 +20,9 @@ import {
 } from '../store/databases.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
-import { listableCredentials } from './access.ts';
-import { checkAgentReference } from './agents/agents.ts';
+import { checkAgentReference } from './agents.ts';
 import type { CreateDatabaseInput, PatchDatabaseInput, SetupDatabaseInput } from './database-input.ts';
 import { checkInvariants, type NewCredential, planCredentials } from './database-rules.ts';
-import { canSee, type QueryActor } from './query.ts';
 
 export interface DatabaseDeps {
   sql: Sql;

@@ -1,4 +1,6 @@
 import { notFound, validationFailed } from '../core/errors.ts';
+import { canSee } from '../governance/access.ts';
+import type { QueryActor } from '../governance/query.ts';
 import { findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import {
@@ -14,8 +16,6 @@ import {
 } from '../store/grants.ts';
 import { newId } from '../store/ids.ts';
 import { findUserById, type Role } from '../store/users.ts';
-import { canSee } from './access.ts';
-import type { QueryActor } from './query.ts';
 
 /**
  * The database, if the (admin) actor can see it. An admin manages grants only of databases

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentRow } from '../../store/agents.ts';
-import { agentLabel, agentStatus, isConnectedRow } from './status.ts';
+import type { AgentRow } from '../store/agents.ts';
+import { agentLabel, agentStatus, isConnectedRow } from './agent-status.ts';
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const row = (over: Partial<AgentRow>): AgentRow => ({

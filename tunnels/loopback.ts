@@ -2,7 +2,7 @@
 // accepted socket is handed to `onSocket` (a stream over the agent's tunnel, or over a relay to the
 // process holding it). Shared by the hub (hub.ts) and the relay client (relay-client.ts).
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Target } from '../../agent/protocol.ts';
+import type { Target } from './protocol.ts';
 
 interface Listener {
   server: Server;

@@ -1,9 +1,10 @@
 // What pools need from whatever carries a process's agent traffic (pools.ts): the local hub
 // (hub.ts), the relay to the process that holds the tunnel (relay-client.ts), or the router that
 // picks between them (router.ts). TunnelBook is the bookkeeping the first two share.
-import type { Target } from '../../agent/protocol.ts';
+
+import { agentLabel } from '../registry/agent-status.ts';
 import { targetKey } from './loopback.ts';
-import { agentLabel } from './status.ts';
+import type { Target } from './protocol.ts';
 
 export interface AgentTunnels {
   isConnected(agentId: string): boolean;

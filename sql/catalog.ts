@@ -1,7 +1,7 @@
 // The target database's relations and columns, as the credential sees them, read with a fixed
 // catalog query (no user value in it) through the credential's own pool and cached briefly.
 // The rewriter resolves every column reference against it; anything it does not list is refused.
-import type { AdapterPool } from '../../adapters/types.ts';
+import type { AdapterPool } from '../adapters/types.ts';
 
 export interface ColumnInfo {
   name: string;

@@ -3,9 +3,9 @@
 // and never the database's own address: for such a database the tunnel is the only path. When
 // the agent is not connected, every call fails at once with an error naming it.
 
-import { unusablePool } from '../../adapters/connect.ts';
-import { AdapterError } from '../../adapters/errors.ts';
-import { adapterFor, PoolRegistry } from '../../adapters/index.ts';
+import { unusablePool } from '../adapters/connect.ts';
+import { AdapterError } from '../adapters/errors.ts';
+import { adapterFor, PoolRegistry } from '../adapters/index.ts';
 import type {
   Adapter,
   AdapterName,
@@ -13,7 +13,7 @@ import type {
   ConnectionConfig,
   ExecuteOptions,
   ParamValue,
-} from '../../adapters/types.ts';
+} from '../adapters/types.ts';
 import type { AgentTunnels } from './tunnels.ts';
 
 /** Engines whose adapters support `dial` (adapters/types.ts). */

@@ -1,8 +1,9 @@
 // Which path a call to a database behind an agent takes in this process (agent/README.md
 // "Replicas"): the agent's own tunnel when this process holds it, otherwise a relay through the
 // process that does. Pools see one AgentTunnels either way (pools.ts).
-import type { Target } from '../../agent/protocol.ts';
+
 import type { AgentHub } from './hub.ts';
+import type { Target } from './protocol.ts';
 import type { RelayClient } from './relay-client.ts';
 import type { AgentTunnels } from './tunnels.ts';
 

@@ -6,8 +6,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
-import { AdapterError } from '../../adapters/errors.ts';
-import { Mux } from '../../agent/mux.ts';
+import { AdapterError } from '../adapters/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import { agentLabel, isConnectedRow } from '../registry/agent-status.ts';
+import {
+  type AgentRow,
+  findAgent,
+  listAgentTargets,
+  markAgentConnected,
+  markAgentDisconnected,
+  markAgentSeen,
+} from '../store/agents.ts';
+import type { Sql } from '../store/db.ts';
+import { LoopbackListeners, targetKey } from './loopback.ts';
+import { Mux } from './mux.ts';
 import {
   type AgentMessage,
   CLOSE,
@@ -16,19 +28,7 @@ import {
   parseAgentMessage,
   type Target,
   wsPayload,
-} from '../../agent/protocol.ts';
-import type { Logger } from '../../config/runtime.ts';
-import {
-  type AgentRow,
-  findAgent,
-  listAgentTargets,
-  markAgentConnected,
-  markAgentDisconnected,
-  markAgentSeen,
-} from '../../store/agents.ts';
-import type { Sql } from '../../store/db.ts';
-import { LoopbackListeners, targetKey } from './loopback.ts';
-import { agentLabel, isConnectedRow } from './status.ts';
+} from './protocol.ts';
 import { type AgentTunnels, TunnelBook } from './tunnels.ts';
 
 export type { AgentTunnels } from './tunnels.ts';
@@ -97,7 +97,7 @@ export class AgentHub extends TunnelBook implements AgentTunnels {
     this.sessions.set(agent.id, session);
     this.names.set(agent.id, agent.name);
     this.bump(agent.id);
-    // Pools drop connections that rode a replaced tunnel (governance/agents/pools.ts).
+    // Pools drop connections that rode a replaced tunnel (tunnels/pools.ts).
     if (previous) this.notify(agent.id);
     ws.on('pong', () => {
       session.alive = true;

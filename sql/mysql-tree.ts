@@ -1,11 +1,9 @@
-// node-sql-parser's tree for the MySQL/MariaDB rewriter: the shared parser, reading names (which
-// the parser writes in several shapes), and building the masked expressions a policy substitutes.
-import nodeSqlParser from 'node-sql-parser';
+// Helpers over node-sql-parser's tree for MySQL/MariaDB: reading names (which the parser writes
+// in several shapes), quoting identifiers, and parsing the small expressions a rewrite substitutes.
+import { astify } from './parse.ts';
 
 /** A node of node-sql-parser's tree. */
 export type Obj = Record<string, unknown>;
-/** The one parser instance (astify for checking, sqlify for printing back). */
-export const parser = new nodeSqlParser.Parser();
 
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
@@ -45,7 +43,7 @@ const exprCache = new Map<string, unknown>();
 export function parseExpr(text: string): unknown {
   let node = exprCache.get(text);
   if (node === undefined) {
-    const ast = parser.astify(`SELECT ${text} AS x`, { database: 'MariaDB' }) as unknown as Obj;
+    const ast = astify(`SELECT ${text} AS x`, 'MariaDB') as unknown as Obj;
     node = (list(ast.columns)[0] as Obj).expr;
     if (exprCache.size > 5000) exprCache.clear();
     exprCache.set(text, node);

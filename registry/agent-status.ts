@@ -1,5 +1,5 @@
 // How an agent is named in errors and what its status looks like in responses.
-import type { AgentRow } from '../../store/agents.ts';
+import type { AgentRow } from '../store/agents.ts';
 
 /** `agent "edge-1" (agt_…)`, or `agent agt_…` when the name is unknown. */
 export function agentLabel(id: string, name: string | null): string {

@@ -2,19 +2,19 @@
 // tunnel (the worker, another API replica) asks the store which process holds it and opens one
 // authenticated WebSocket per agent to that process's relay endpoint. Adapters still dial a local
 // loopback listener; each accepted socket becomes one stream of the relay link, spoken with the
-// tunnel protocol (agent/protocol.ts), and the holder forwards it over the agent's tunnel.
+// tunnel protocol (tunnels/protocol.ts), and the holder forwards it over the agent's tunnel.
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
-import { AdapterError } from '../../adapters/errors.ts';
-import { Mux } from '../../agent/mux.ts';
-import { CLOSE, decodeData, parseAgentMessage, type Target, wsPayload } from '../../agent/protocol.ts';
-import type { Logger } from '../../config/runtime.ts';
-import { findAgent } from '../../store/agents.ts';
-import type { Keyring } from '../../store/crypto.ts';
-import type { Sql } from '../../store/db.ts';
+import { AdapterError } from '../adapters/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import { agentLabel, isConnectedRow } from '../registry/agent-status.ts';
+import { findAgent } from '../store/agents.ts';
+import type { Keyring } from '../store/crypto.ts';
+import type { Sql } from '../store/db.ts';
 import { LoopbackListeners, targetKey } from './loopback.ts';
+import { Mux } from './mux.ts';
+import { CLOSE, decodeData, parseAgentMessage, type Target, wsPayload } from './protocol.ts';
 import { RELAY_SESSION_HEADER, relayPath, relayToken } from './relay-auth.ts';
-import { agentLabel, isConnectedRow } from './status.ts';
 import { type AgentTunnels, TunnelBook } from './tunnels.ts';
 
 /** How long the holder has to accept the relay link or answer an `open`. */

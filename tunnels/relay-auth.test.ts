@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateKey, Keyring } from '../../store/crypto.ts';
+import { generateKey, Keyring } from '../store/crypto.ts';
 import { parseRelayPath, relayPath, relayToken, relayTokenMatches } from './relay-auth.ts';
 
 describe('relay link credential', () => {

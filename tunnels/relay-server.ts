@@ -6,19 +6,12 @@
 // to end between the requesting process and the database.
 import { connect, type Socket } from 'node:net';
 import type WebSocket from 'ws';
-import { Mux } from '../../agent/mux.ts';
-import {
-  CLOSE,
-  decodeData,
-  isAllowed,
-  parseServerMessage,
-  type Target,
-  wsPayload,
-} from '../../agent/protocol.ts';
-import type { Logger } from '../../config/runtime.ts';
-import { listAgentTargets } from '../../store/agents.ts';
-import type { Sql } from '../../store/db.ts';
+import type { Logger } from '../core/logger.ts';
+import { listAgentTargets } from '../store/agents.ts';
+import type { Sql } from '../store/db.ts';
 import type { AgentHub } from './hub.ts';
+import { Mux } from './mux.ts';
+import { CLOSE, decodeData, isAllowed, parseServerMessage, type Target, wsPayload } from './protocol.ts';
 
 export interface RelayServerDeps {
   sql: Sql;

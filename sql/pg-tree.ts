@@ -1,17 +1,9 @@
 // Small helpers over libpg-query's JSON parse tree: a node is a one-key wrapper
 // `{ Kind: fields }`; fields hold wrappers, lists of wrappers, plain structs and scalars.
-import { loadModule, parseSync } from 'libpg-query';
-import { ProtectionParseError } from './rules.ts';
+import { parsePostgres } from './parse.ts';
 
 export type Fields = Record<string, unknown>;
 export type PgNode = Record<string, Fields>;
-
-let loaded: Promise<void> | null = null;
-/** Loads the WASM parser once per process. */
-export function loadParser(): Promise<void> {
-  loaded ??= loadModule();
-  return loaded;
-}
 
 export function isObj(v: unknown): v is Fields {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -44,17 +36,6 @@ export function names(v: unknown): string[] {
   return list(v).map((n) => sval(n) ?? '');
 }
 
-/** Parses SQL text; a parse error is reported with the parser's message. */
-export function parsePg(sql: string): { stmts: Array<{ stmt: unknown }> } {
-  try {
-    return parseSync(sql) as unknown as { stmts: Array<{ stmt: unknown }> };
-  } catch (err) {
-    throw new ProtectionParseError(
-      `the statement could not be parsed: ${err instanceof Error ? err.message : 'syntax error'}`,
-    );
-  }
-}
-
 /** Double-quoted identifier (always quoted: case and keywords survive). */
 export function ident(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
@@ -70,7 +51,7 @@ const exprCache = new Map<string, unknown>();
 export function parseExpr(text: string): unknown {
   let node = exprCache.get(text);
   if (node === undefined) {
-    const [stmt] = parsePg(`SELECT ${text}`).stmts;
+    const [stmt] = parsePostgres(`SELECT ${text}`).stmts ?? [];
     const target = list(as(stmt?.stmt, 'SelectStmt')?.targetList)[0];
     node = as(target, 'ResTarget')?.val;
     if (node === undefined) throw new Error(`not an expression: ${text}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ConnectionConfig } from '../../adapters/types.ts';
+import type { ConnectionConfig } from '../adapters/types.ts';
 import { agentOf, routedAdapterFor } from './pools.ts';
 
 const base: ConnectionConfig = {

@@ -1,7 +1,7 @@
 // Agents as an organization sees them: registration (the token is shown once), revocation,
 // the list with tunnel status, token authentication for the tunnel endpoint, and the check that
 // a database's agent_id names a live agent of its organization.
-import { conflict, notFound, validationFailed } from '../../core/errors.ts';
+import { conflict, notFound, validationFailed } from '../core/errors.ts';
 import {
   type AgentRow,
   findAgent,
@@ -10,11 +10,11 @@ import {
   insertAgent,
   listAgents as listAgentRows,
   revokeAgent as revokeAgentRow,
-} from '../../store/agents.ts';
-import type { Tx } from '../../store/db.ts';
-import { newId } from '../../store/ids.ts';
-import { mintSecret, parseSecret, secretMatches } from '../../store/secrets.ts';
-import { type AgentStatus, agentStatus } from './status.ts';
+} from '../store/agents.ts';
+import type { Tx } from '../store/db.ts';
+import { newId } from '../store/ids.ts';
+import { mintSecret, parseSecret, secretMatches } from '../store/secrets.ts';
+import { type AgentStatus, agentStatus } from './agent-status.ts';
 
 /** Token kind: `csagent_<agent ULID>_<43 random chars>` (store/secrets.ts). */
 export const AGENT_TOKEN_KIND = 'csagent';

@@ -10,7 +10,7 @@
 // - it is compared in constant time over fixed-length digests, so timing says nothing about it;
 // - during a key rotation a process still accepts tokens derived from its old keys.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Keyring } from '../../store/crypto.ts';
+import type { Keyring } from '../store/crypto.ts';
 
 const LABEL = 'countersign/agent-relay/v1';
 

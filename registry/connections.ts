@@ -2,7 +2,7 @@ import { type ConnectionConfig, DEFAULT_PORTS } from '../adapters/types.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 
-/** A connection config that may name the agent it goes through (governance/agents/pools.ts). */
+/** A connection config that may name the agent it goes through (tunnels/pools.ts). */
 export interface RoutedConnectionConfig extends ConnectionConfig {
   /** SPEC.md 2.2 `agent_id`: the database is reached only through this agent's tunnel. */
   agentId: string | null;
