@@ -4,14 +4,17 @@ import type { Tx } from '../store/db.ts';
 import { findAccessTarget, usableCredentialIds } from '../store/grants.ts';
 import type { GovernedQuery, QueryActor } from './types.ts';
 
-/** Finds the database and credential the actor may use, or answers 404 (never 403: no existence leak). */
+/**
+ * Finds the database and credential the actor may use, or answers 404 (never 403: no existence
+ * leak), with the id of the data-protection policy that applies to the actor there (null: none).
+ */
 export async function resolveTarget(
   sql: Tx,
   q: Pick<GovernedQuery, 'orgId' | 'actor' | 'databaseId' | 'credentialId'> & {
     origin?: GovernedQuery['origin'];
   },
-): Promise<{ db: DatabaseRow; cred: CredentialRow }> {
-  // One statement finds the database, the credential and the grant (one round trip).
+): Promise<{ db: DatabaseRow; cred: CredentialRow; policyId: string | null }> {
+  // One statement finds the database, the credential, the grants and the policy (one round trip).
   const person = q.actor.kind === 'user' && q.actor.role !== 'super_admin' ? q.actor : null;
   const target = await findAccessTarget(sql, {
     orgId: q.orgId,
@@ -20,6 +23,8 @@ export async function resolveTarget(
     userId: person?.userId ?? null,
     role: person?.role ?? null,
     forAi: q.origin === 'ai',
+    // Policies are assigned to people and roles; API keys and workflow runs act for the organization.
+    policyFor: q.actor.kind === 'user' ? { userId: q.actor.userId, role: q.actor.role } : null,
   });
   // SPEC.md 2.2 restrict_access: without a grant the database does not exist for this user.
   if (!target || (target.db.restrict_access && !target.granted)) throw notFound('no such database');
@@ -30,7 +35,7 @@ export async function resolveTarget(
     throw notFound(
       q.credentialId ? 'no such credential' : 'the database has no default credential you may use',
     );
-  return { db, cred };
+  return { db, cred, policyId: target.policyId };
 }
 
 /** restrict_access databases are visible only to super admins and granted users (SPEC.md 2.2). */

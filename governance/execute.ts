@@ -29,6 +29,8 @@ export interface Execution {
   origin: QueryOrigin;
   db: DatabaseRow;
   cred: CredentialRow;
+  /** The policy the access statement found for the actor (null: none); undefined: look it up. */
+  policyId?: string | null;
   statement: string;
   params: ParamValue[];
   classification: StatementClass;
@@ -64,6 +66,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       db: x.db,
       cred: x.cred,
       actor: x.actor,
+      policyId: x.policyId,
       statement: x.statement,
       params: x.params,
     });

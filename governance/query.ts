@@ -78,7 +78,7 @@ export async function runGovernedQuery(
   };
   // 1. Resolve database and credential; 404 when the actor may not see them.
   const target = await resolveTarget(deps.sql, q).catch((err: unknown) => deny(deps, attempt, err));
-  const { db, cred } = target;
+  const { db, cred, policyId } = target;
   attempt.credentialId = cred.id;
   attempt.classification = await classifyStatement(db.adapter, q.statement);
   // 2. Origin rules (AI caps and read-only).
@@ -92,6 +92,7 @@ export async function runGovernedQuery(
     origin: q.origin,
     db,
     cred,
+    policyId,
     statement: q.statement,
     params: q.params,
     classification: attempt.classification,

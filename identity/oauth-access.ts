@@ -19,6 +19,8 @@ export interface AccessClaims {
   client_id: string;
   grant_id: string;
   scope: string;
+  /** Seconds since the epoch (RFC 7519 §4.1.4). */
+  exp: number;
 }
 
 /** RFC 9068 §2.2 claims: iss, exp, aud, sub, client_id, iat, jti, scope (+ our grant id). */
@@ -71,8 +73,9 @@ export async function readAccessToken(
       requiredClaims: ['exp', 'iat', 'jti'],
       ...(options.allowExpired ? { currentDate: new Date(0) } : {}),
     });
-    const { sub, client_id, grant_id, scope } = payload;
+    const { sub, client_id, grant_id, scope, exp } = payload;
     if (
+      typeof exp !== 'number' ||
       typeof sub !== 'string' ||
       typeof client_id !== 'string' ||
       typeof grant_id !== 'string' ||
@@ -80,11 +83,37 @@ export async function readAccessToken(
     ) {
       return null;
     }
-    return { sub, client_id, grant_id, scope };
+    return { sub, client_id, grant_id, scope, exp };
   } catch (err) {
     if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return null;
     throw err;
   }
+}
+
+/**
+ * Verified claims by token, kept until the token expires (issue 14: verifying an ES256 signature
+ * on every MCP call cost ~0.5 ms). Safe to cache: a signature and its claims cannot change, and
+ * what can — the grant revoked, the person disabled, the client limited — is read from the store
+ * on every request all the same (findGrantCaller). Only valid tokens are kept, so garbage sent
+ * by a stranger costs a verification each time rather than memory; the map is bounded.
+ */
+const verified = new Map<string, { claims: AccessClaims; expiresAt: number; sql: object }>();
+const VERIFIED_LIMIT = 10_000;
+
+async function verifiedClaims(deps: AccessDeps, token: string): Promise<AccessClaims | null> {
+  const hit = verified.get(token);
+  // Keyed by the token, checked against the store it was verified for (tests run several services).
+  if (hit && hit.sql === deps.sql && hit.expiresAt > Date.now()) return hit.claims;
+  if (hit) verified.delete(token);
+  const claims = await readAccessToken(deps, token);
+  if (!claims) return null;
+  if (verified.size >= VERIFIED_LIMIT) {
+    const now = Date.now();
+    for (const [k, v] of verified) if (v.expiresAt <= now) verified.delete(k);
+    if (verified.size >= VERIFIED_LIMIT) verified.delete(verified.keys().next().value as string);
+  }
+  verified.set(token, { claims, expiresAt: claims.exp * 1000, sql: deps.sql });
+  return claims;
 }
 
 /** Who an MCP request acts as: the user, through one grant of one client. */
@@ -101,7 +130,7 @@ export interface OAuthCaller {
  * the next request rather than when the token expires.
  */
 export async function authenticateAccessToken(deps: AccessDeps, token: string): Promise<OAuthCaller | null> {
-  const claims = await readAccessToken(deps, token);
+  const claims = await verifiedClaims(deps, token);
   if (!claims) return null;
   const row = await findGrantCaller(deps.sql, claims.grant_id);
   if (!row || row.revoked_at !== null || row.user_id !== claims.sub || row.client_id !== claims.client_id)

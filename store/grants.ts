@@ -54,6 +54,11 @@ export interface AccessTarget {
   granted: boolean;
   /** Whether the user may use the credential: it is open, or granted to them or their role. */
   credentialGranted: boolean;
+  /**
+   * The data-protection policy assigned to `policyFor` on this database (a personal assignment
+   * before one by role), read in the same statement; null when none applies.
+   */
+  policyId: string | null;
 }
 
 /**
@@ -73,6 +78,8 @@ export async function findAccessTarget(
      * credential it may use that allows AI, else the default (which the AI rules then refuse).
      */
     forAi?: boolean;
+    /** The person whose data-protection policy applies (super admins included); null for automation. */
+    policyFor?: { userId: string; role: string } | null;
   },
 ): Promise<AccessTarget | null> {
   const usable = q.userId
@@ -80,7 +87,10 @@ export async function findAccessTarget(
            where cg.credential_id = c.id and (cg.user_id = ${q.userId} or cg.role = ${q.role})))`
     : sql`true`;
   const [row] = await sql<
-    Array<DatabaseRow & CredentialColumns & { granted: boolean; credential_granted: boolean }>
+    Array<
+      DatabaseRow &
+        CredentialColumns & { granted: boolean; credential_granted: boolean; policy_id: string | null }
+    >
   >`
     select d.*,
       c.id as cred_id, c.database_id as cred_database_id, c.username as cred_username,
@@ -94,7 +104,14 @@ export async function findAccessTarget(
           ? sql`exists (select 1 from database_grants g where g.database_id = d.id and g.user_id = ${q.userId})`
           : sql`true`
       } as granted,
-      ${usable} as credential_granted
+      ${usable} as credential_granted,
+      ${
+        q.policyFor
+          ? sql`(select a.policy_id from data_protection_assignments a
+                 where a.database_id = d.id and (a.user_id = ${q.policyFor.userId} or a.role = ${q.policyFor.role})
+                 order by (a.user_id is not null) desc limit 1)`
+          : sql`null::text`
+      } as policy_id
     from databases d
     left join credentials c on ${
       q.credentialId
@@ -124,6 +141,7 @@ export async function findAccessTarget(
     cred_justification_required,
     granted,
     credential_granted,
+    policy_id,
     ...db
   } = row;
   const cred: CredentialRow | null =
@@ -144,7 +162,7 @@ export async function findAccessTarget(
           created_at: cred_created_at!,
           updated_at: cred_updated_at!,
         };
-  return { db, cred, granted, credentialGranted: credential_granted };
+  return { db, cred, granted, credentialGranted: credential_granted, policyId: policy_id };
 }
 
 /** The credential's columns as the access query names them (null when no credential matched). */

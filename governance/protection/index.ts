@@ -7,7 +7,12 @@ import type { Logger } from '../../core/logger.ts';
 import { connectionConfigFor, poolVersion } from '../../registry/connections.ts';
 import { type DbSchema, readDbSchema, SchemaCache } from '../../sql/catalog.ts';
 import type { Keyring } from '../../store/crypto.ts';
-import { applicablePolicy, type PolicyWithRules } from '../../store/data-protection.ts';
+import {
+  applicablePolicy,
+  findPolicy,
+  listRules,
+  type PolicyWithRules,
+} from '../../store/data-protection.ts';
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 import type { Tx } from '../../store/db.ts';
 import type { QueryActor } from '../types.ts';
@@ -30,6 +35,8 @@ export interface ProtectionInput {
   db: DatabaseRow;
   cred: CredentialRow;
   actor: QueryActor;
+  /** The applicable policy's id as the access statement found it (null: none); undefined: look it up. */
+  policyId?: string | null | undefined;
   statement: string;
   params: ParamValue[];
 }
@@ -59,7 +66,15 @@ const same = (err: unknown) => err;
  * ProtectionRefusedError (403) or ProtectionParseError (422) to refuse.
  */
 export async function planProtection(deps: ProtectionDeps, input: ProtectionInput): Promise<ProtectionPlan> {
-  const found = await policyFor(deps.sql, input.db, input.actor);
+  // Most queries have no policy: the access statement said so already, without a query of its own.
+  const found =
+    input.policyId === null
+      ? null
+      : input.policyId === undefined
+        ? await policyFor(deps.sql, input.db, input.actor)
+        : // Gone since the access statement read it: ask again rather than run unprotected.
+          ((await policyWithRules(deps.sql, input.db.id, input.policyId)) ??
+          (await policyFor(deps.sql, input.db, input.actor)));
   if (!found)
     return {
       statement: input.statement,
@@ -131,7 +146,15 @@ export async function describeProtection(
   deps: ProtectionDeps,
   input: Omit<ProtectionInput, 'statement' | 'params'>,
 ): Promise<ProtectionDescription> {
-  const found = await policyFor(deps.sql, input.db, input.actor);
+  // Most queries have no policy: the access statement said so already, without a query of its own.
+  const found =
+    input.policyId === null
+      ? null
+      : input.policyId === undefined
+        ? await policyFor(deps.sql, input.db, input.actor)
+        : // Gone since the access statement read it: ask again rather than run unprotected.
+          ((await policyWithRules(deps.sql, input.db.id, input.policyId)) ??
+          (await policyFor(deps.sql, input.db, input.actor)));
   if (!found) return { policy: null, columns: [], notes: [] };
   const { policy } = found;
   const head = { id: policy.id, name: policy.name, description: policy.description };
@@ -168,6 +191,16 @@ const REFUSED_NOTES = [
   'built-in functions run on the masked values; user-defined functions, dynamic SQL, file access, sleeping, settings and catalog functions are refused',
   'a masked column reads as the mask everywhere, including WHERE, JOIN, GROUP BY and ORDER BY',
 ];
+
+async function policyWithRules(
+  sql: Tx,
+  databaseId: string,
+  policyId: string,
+): Promise<PolicyWithRules | null> {
+  const policy = await findPolicy(sql, databaseId, policyId);
+  if (!policy) return null;
+  return { policy, rules: (await listRules(sql, [policy.id])).get(policy.id) ?? [] };
+}
 
 async function policyFor(sql: Tx, db: DatabaseRow, actor: QueryActor): Promise<PolicyWithRules | null> {
   // Policies are assigned to people and roles; organization API keys and workflow runs act for
