@@ -1,8 +1,7 @@
 // The result columns a panel query will return, read from its parse tree at save time, so that a
 // row action mapping a column the query never returns is refused when the dashboard is saved
 // (SPEC.md 2.3 input_mappings) rather than when someone clicks the button.
-import { loadModule, parseSync } from 'libpg-query';
-import nodeSqlParser from 'node-sql-parser';
+// The parsers load on the first panel saved, not when a process starts.
 import type { AdapterName } from '../adapters/types.ts';
 
 /**
@@ -17,17 +16,26 @@ export interface PanelColumns {
 
 const OPEN: PanelColumns = { names: [], open: true };
 
-let pgReady: Promise<void> | null = null;
+type PgParse = (statement: string) => unknown;
+type MysqlParser = { astify(statement: string, options: { database: string }): unknown };
+
+let pgParser: Promise<PgParse> | null = null;
+let mysqlParser: Promise<MysqlParser> | null = null;
 
 /** Output columns of one SELECT statement (already rendered with placeholders). */
 export async function panelColumns(adapter: AdapterName, statement: string): Promise<PanelColumns> {
   try {
     if (adapter === 'postgres') {
-      pgReady ??= loadModule();
-      await pgReady;
-      return postgresColumns(statement);
+      pgParser ??= import('libpg-query').then(async ({ loadModule, parseSync }) => {
+        await loadModule();
+        return parseSync;
+      });
+      return postgresColumns(await pgParser, statement);
     }
-    if (adapter === 'mysql') return mysqlColumns(statement);
+    if (adapter === 'mysql') {
+      mysqlParser ??= import('node-sql-parser').then((m) => new m.default.Parser());
+      return mysqlColumns(await mysqlParser, statement);
+    }
   } catch {
     // A statement our parser cannot read is the database's to judge when it runs.
   }
@@ -39,7 +47,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const get = (o: unknown, ...path: string[]): unknown =>
   path.reduce<unknown>((acc, k) => (isObj(acc) ? acc[k] : undefined), o);
 
-function postgresColumns(statement: string): PanelColumns {
+function postgresColumns(parseSync: PgParse, statement: string): PanelColumns {
   const stmts = (parseSync(statement) as { stmts?: unknown[] }).stmts ?? [];
   if (stmts.length !== 1) return OPEN;
   let select = get(stmts[0], 'stmt', 'SelectStmt');
@@ -80,8 +88,7 @@ function postgresName(target: unknown): string | null {
   return null;
 }
 
-function mysqlColumns(statement: string): PanelColumns {
-  const parser = new nodeSqlParser.Parser();
+function mysqlColumns(parser: MysqlParser, statement: string): PanelColumns {
   const ast = parser.astify(statement, { database: 'MariaDB' }) as unknown;
   const one = Array.isArray(ast) ? (ast.length === 1 ? ast[0] : null) : ast;
   if (get(one, 'type') !== 'select') return OPEN;
