@@ -1,10 +1,24 @@
 # One image for every role: `countersign serve`, `countersign worker`, `countersign agent`.
-FROM node:20-bookworm-slim
+# Node 24 LTS (package.json "engines"). The build stage compiles dist/ (bin/build.js: esbuild, the
+# Temporal workflow bundle, the migrations); the image keeps the production dependencies only and
+# runs the compiled code (COUNTERSIGN_RUN=dist: it refuses to start from a build that does not
+# match the sources beside it).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm install --no-audit --no-fund
 COPY . .
+# The lock file is one of the build's inputs (the workflow bundle holds SDK code): keep it as built.
+RUN npm run build \
+ && cp package-lock.json /tmp/package-lock.json \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && cp /tmp/package-lock.json package-lock.json \
+ && npm cache clean --force
+
+FROM node:24-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production COUNTERSIGN_RUN=dist
+COPY --from=build /app ./
 USER node
 EXPOSE 3000
 ENTRYPOINT ["node", "bin/countersign.js"]

@@ -13,6 +13,10 @@ import {
 } from '@clickhouse/client';
 import { guardedConnect } from './connect.ts';
 import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
+import { clickhousePlaceholder } from './placeholders.ts';
+
+export { clickhousePlaceholder, clickhouseType } from './placeholders.ts';
+
 import { clickhouseTls } from './ssl.ts';
 import type {
   Adapter,
@@ -31,28 +35,6 @@ const CANCEL_GRACE_MS = 5_000;
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
 const TIMEOUT_EXCEEDED = '159';
 const UNKNOWN_SETTING = '115';
-const INT64_MIN = -(2n ** 63n);
-const UINT64_MAX = 2n ** 64n - 1n;
-
-/** The ClickHouse type of a bound value: the `Type` in `{pN:Type}`. */
-export function clickhouseType(v: ParamValue): string {
-  if (v === null) return 'Nullable(String)';
-  if (typeof v === 'string' || v instanceof Uint8Array) return 'String';
-  if (typeof v === 'boolean') return 'Bool';
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? 'Int64' : 'Float64';
-  if (typeof v === 'bigint') {
-    if (v >= INT64_MIN && v < -INT64_MIN) return 'Int64';
-    if (v >= 0n && v <= UINT64_MAX) return 'UInt64';
-    throw new AdapterError(`integer parameter out of the 64-bit range: ${v}`, 'query');
-  }
-  return 'DateTime';
-}
-
-/** `{pN:Type}`; bytes go as hex text through unhex(), since parameters travel in a UTF-8 URL. */
-export function clickhousePlaceholder(index: number, v: ParamValue): string {
-  const slot = `{p${index}:${clickhouseType(v)}}`;
-  return v instanceof Uint8Array ? `unhex(${slot})` : slot;
-}
 
 /** The `param_pN` value the client sends for `v` (the client escapes strings). */
 export function clickhouseParam(v: ParamValue): unknown {

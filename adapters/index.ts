@@ -1,19 +1,64 @@
 // The adapters behind one interface (DESIGN.md "Layout": adapters/ imports drivers only).
-import { clickhouseAdapter } from './clickhouse.ts';
+// PostgreSQL's driver is the store's too, so its adapter loads at once; every other engine's
+// module (and with it its driver: mysql2, @clickhouse/client, mssql, oracledb) loads on the first
+// connection to such a database, not when a process starts.
 import { AdapterError } from './errors.ts';
-import { mysqlAdapter } from './mysql.ts';
-import { oracleAdapter } from './oracle.ts';
+import { PLACEHOLDERS } from './placeholders.ts';
 import { postgresAdapter } from './postgres.ts';
 import { PoolRegistry } from './registry.ts';
-import { sqlserverAdapter } from './sqlserver.ts';
-import type { Adapter, AdapterName } from './types.ts';
+import type { Adapter, AdapterName, AdapterPool, ConnectionConfig } from './types.ts';
+
+const LOADERS: Record<Exclude<AdapterName, 'postgres'>, () => Promise<Adapter>> = {
+  mysql: async () => (await import('./mysql.ts')).mysqlAdapter,
+  clickhouse: async () => (await import('./clickhouse.ts')).clickhouseAdapter,
+  sqlserver: async () => (await import('./sqlserver.ts')).sqlserverAdapter,
+  oracle: async () => (await import('./oracle.ts')).oracleAdapter,
+};
+
+/** An adapter whose module is imported by the first pool that runs a call. */
+function lazyAdapter(name: AdapterName, load: () => Promise<Adapter>): Adapter {
+  let loaded: Promise<Adapter> | null = null;
+  return {
+    name,
+    placeholder: PLACEHOLDERS[name],
+    connect: (config) => new LazyPool(() => (loaded ??= load()), config),
+  };
+}
+
+/** A pool that opens the real one on its first call; closing one never used loads nothing. */
+class LazyPool implements AdapterPool {
+  private pool: Promise<AdapterPool> | null = null;
+
+  constructor(
+    private readonly load: () => Promise<Adapter>,
+    private readonly config: ConnectionConfig,
+  ) {}
+
+  private open(): Promise<AdapterPool> {
+    this.pool ??= this.load().then((adapter) => adapter.connect(this.config));
+    return this.pool;
+  }
+
+  async check(): Promise<void> {
+    return (await this.open()).check();
+  }
+  async execute(...args: Parameters<AdapterPool['execute']>): ReturnType<AdapterPool['execute']> {
+    return (await this.open()).execute(...args);
+  }
+  async readSchema(): ReturnType<AdapterPool['readSchema']> {
+    return (await this.open()).readSchema();
+  }
+  async close(): Promise<void> {
+    if (this.pool) await (await this.pool).close();
+  }
+}
 
 const ADAPTER_BY_NAME: Record<AdapterName, Adapter> = {
   postgres: postgresAdapter,
-  mysql: mysqlAdapter,
-  clickhouse: clickhouseAdapter,
-  sqlserver: sqlserverAdapter,
-  oracle: oracleAdapter,
+  mysql: lazyAdapter('mysql', LOADERS.mysql),
+  clickhouse: lazyAdapter('clickhouse', LOADERS.clickhouse),
+  sqlserver: lazyAdapter('sqlserver', LOADERS.sqlserver),
+  oracle: lazyAdapter('oracle', LOADERS.oracle),
 };
 
 /** The adapter for a database's `adapter` field (SPEC.md 2.2). */
@@ -31,4 +76,4 @@ export function createPoolRegistry(): PoolRegistry {
 export type { AdapterErrorKind } from './errors.ts';
 export { type PoolKey, PoolRegistry } from './registry.ts';
 export * from './types.ts';
-export { AdapterError, clickhouseAdapter, mysqlAdapter, oracleAdapter, postgresAdapter, sqlserverAdapter };
+export { AdapterError, postgresAdapter };

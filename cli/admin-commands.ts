@@ -10,8 +10,9 @@ import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { mintSecret } from '../store/secrets.ts';
 import { findUserByEmail, firstOrganization, ROLES, type Role } from '../store/users.ts';
+import { UsageError } from './errors.ts';
 
-export class UsageError extends Error {}
+export { UsageError };
 
 /** What a command writes to and the store it works on. */
 export interface CommandIo {

@@ -1,18 +1,11 @@
+// Each command imports what it runs when it runs (dynamic imports): `serve` never loads the
+// Temporal worker (unless --with-worker) nor dev mode's embedded store, `worker` never loads the
+// API, and `agent` loads neither. `npm run bench -- processes` measures the result.
 import { parseArgs } from 'node:util';
-import { AGENT_USAGE, runAgent } from '../agent/main.ts';
-import { startApi } from '../api/server.ts';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
-import { startMaintenance } from '../governance/maintenance.ts';
-import { newId } from '../store/ids.ts';
-import { mintSecret } from '../store/secrets.ts';
-import { startWorker } from '../worker/worker.ts';
-import { ADMIN_COMMANDS, runAdminCommand, UsageError } from './admin-commands.ts';
-import { bootstrapAndAnnounce, buildDeps, openMigratedStore } from './boot.ts';
-import { startDev } from './dev.ts';
-import { startEmbeddedStore } from './embedded-store.ts';
-import { sendLocalCommand } from './local-commands.ts';
+import { UsageError } from './errors.ts';
 
-const USAGE = `countersign <command> [options]
+const usage = (agentUsage: string) => `countersign <command> [options]
 
   serve [--with-worker]      run the API (needs DATABASE_URL, TEMPORAL_ADDRESS, COUNTERSIGN_ENCRYPTION_KEY);
                              --with-worker also runs the Temporal worker in the same process
@@ -27,7 +20,7 @@ const USAGE = `countersign <command> [options]
   verify-audit               checks every organization's audit hash chain; exits 1 if one is broken
   agent register --name N    registers an agent and prints its id and token once (needs DATABASE_URL)
   agent revoke --id agt_…    revokes an agent's token; agent list: the agents and their status
-  ${AGENT_USAGE.replace(/\n/g, '\n  ')}
+  ${agentUsage.replace(/\n/g, '\n  ')}
 `;
 
 type Command = (config: Config, args: string[]) => Promise<void>;
@@ -35,6 +28,11 @@ type Command = (config: Config, args: string[]) => Promise<void>;
 const commands: Record<string, Command> = {
   async serve(config, args) {
     const { values } = parseArgs({ args, options: { 'with-worker': { type: 'boolean', default: false } } });
+    const [{ bootstrapAndAnnounce, buildDeps }, { startApi }, { startMaintenance }] = await Promise.all([
+      import('./boot.ts'),
+      import('../api/server.ts'),
+      import('../governance/maintenance.ts'),
+    ]);
     const deps = await buildDeps(config, {
       storeUrl: requireStore(config),
       temporalAddress: requireTemporal(config),
@@ -43,7 +41,9 @@ const commands: Record<string, Command> = {
     await bootstrapAndAnnounce(deps);
     // --with-worker: one process runs both, so workflow query steps reach databases behind an
     // agent whose tunnel this process holds (agent/README.md "Replicas").
-    const worker = values['with-worker'] ? await startWorker(deps, requireTemporal(config)) : null;
+    const worker = values['with-worker']
+      ? await (await import('../worker/worker.ts')).startWorker(deps, requireTemporal(config))
+      : null;
     const api = await startApi(deps);
     const stopMaintenance = startMaintenance(deps);
     deps.logger.info({ url: api.url, baseUrl: config.baseUrl, worker: worker !== null }, 'api listening');
@@ -57,6 +57,10 @@ const commands: Record<string, Command> = {
   },
   async worker(config) {
     const address = requireTemporal(config);
+    const [{ buildDeps }, { startWorker }] = await Promise.all([
+      import('./boot.ts'),
+      import('../worker/worker.ts'),
+    ]);
     const deps = await buildDeps(config, {
       storeUrl: requireStore(config),
       temporalAddress: null,
@@ -69,12 +73,16 @@ const commands: Record<string, Command> = {
     await deps.sql.end({ timeout: 5 });
   },
   async dev(config) {
-    const dev = await startDev(config);
+    const dev = await (await import('./dev.ts')).startDev(config);
     await untilSignal();
     process.stdout.write('  stopping…\n');
     await dev.stop();
   },
   async 'generate-api-key'() {
+    const [{ mintSecret }, { newId }] = await Promise.all([
+      import('../store/secrets.ts'),
+      import('../store/ids.ts'),
+    ]);
     process.stdout.write(`${mintSecret('cskey', newId('key')).secret}\n`);
   },
 };
@@ -103,11 +111,13 @@ function untilSignal(): Promise<void> {
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   // The agent process runs inside the customer's network with none of the service's settings.
-  if (name === 'agent' && !['register', 'revoke', 'list'].includes(rest[0] ?? '')) return runAgent(rest);
-  if (name && name in ADMIN_COMMANDS) return runAdmin(name, rest);
-  const command = name ? commands[name] : undefined;
+  if (name === 'agent' && !['register', 'revoke', 'list'].includes(rest[0] ?? ''))
+    return (await import('../agent/main.ts')).runAgent(rest);
+  const command = name && Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!command && name && Object.hasOwn((await import('./admin-commands.ts')).ADMIN_COMMANDS, name))
+    return runAdmin(name, rest);
   if (!command) {
-    process.stderr.write(USAGE);
+    process.stderr.write(usage((await import('../agent/main.ts')).AGENT_USAGE));
     return name && name !== 'help' && name !== '--help' ? 2 : 0;
   }
   try {
@@ -141,7 +151,12 @@ async function runAdmin(name: string, args: string[]): Promise<number> {
     process.stderr.write(`countersign ${name}: ${(err as Error).message}\n`);
     return 2;
   }
+  const [{ runAdminCommand }, { openMigratedStore }] = await Promise.all([
+    import('./admin-commands.ts'),
+    import('./boot.ts'),
+  ]);
   if (!config.databaseUrl) {
+    const { sendLocalCommand } = await import('./local-commands.ts');
     const reply = await sendLocalCommand(config.dataDir, name, args);
     if (reply) {
       process.stdout.write(reply.out);
@@ -157,7 +172,9 @@ async function runAdmin(name: string, args: string[]): Promise<number> {
     {
       out: process.stdout,
       async withStore(fn) {
-        const embedded = storeUrl ? null : await startEmbeddedStore(config.dataDir);
+        const embedded = storeUrl
+          ? null
+          : await (await import('./embedded-store.ts')).startEmbeddedStore(config.dataDir);
         try {
           const sql = await openMigratedStore(storeUrl ?? embedded!.url, { max: 1 });
           try {

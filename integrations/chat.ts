@@ -1,7 +1,8 @@
 // Chat steps through the Slack Web API client, against a configurable base URL (CHAT_API_URL) so a
 // Slack-compatible server or a local peer can stand in. Temporal retries failed steps, so the client
-// itself never retries or waits out rate limits.
-import { LogLevel, WebAPIPlatformError, WebClient } from '@slack/web-api';
+// itself never retries or waits out rate limits. The client library loads on the first message, not
+// when a process starts.
+import type { WebAPIPlatformError, WebClient } from '@slack/web-api';
 
 /** A chat call the service should not retry: the platform refused it (unknown channel, bad token). */
 export class ChatRefusedError extends Error {
@@ -30,17 +31,26 @@ export function createChatClient(config: { chatApiUrl: string; chatBotToken: str
       post: () => Promise.reject(new ChatRefusedError('chat is not configured: set CHAT_BOT_TOKEN')),
     };
   }
-  const web = new WebClient(config.chatBotToken, {
-    slackApiUrl: config.chatApiUrl,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-    logLevel: LogLevel.ERROR,
-    timeout: 20_000,
-  });
+  const token = config.chatBotToken;
+  let slack: Promise<{
+    web: WebClient;
+    isPlatformError: (err: unknown) => err is WebAPIPlatformError;
+  }> | null = null;
+  const client = () =>
+    (slack ??= import('@slack/web-api').then(({ LogLevel, WebAPIPlatformError, WebClient }) => ({
+      web: new WebClient(token, {
+        slackApiUrl: config.chatApiUrl,
+        retryConfig: { retries: 0 },
+        rejectRateLimitedCalls: true,
+        logLevel: LogLevel.ERROR,
+        timeout: 20_000,
+      }),
+      isPlatformError: (err: unknown): err is WebAPIPlatformError => err instanceof WebAPIPlatformError,
+    })));
   const names = new Map<string, { id: string; at: number }>();
 
   // chat.postMessage wants a channel id; a name is looked up with conversations.list.
-  async function channelId(channel: string): Promise<string> {
+  async function channelId(web: WebClient, channel: string): Promise<string> {
     if (CHANNEL_ID.test(channel)) return channel;
     const name = channel.replace(/^#/, '');
     const hit = names.get(name);
@@ -65,8 +75,9 @@ export function createChatClient(config: { chatApiUrl: string; chatBotToken: str
 
   return {
     async post(message) {
+      const { web, isPlatformError } = await client();
       try {
-        const channel = await channelId(message.channel);
+        const channel = await channelId(web, message.channel);
         const res = await web.chat.postMessage({
           channel,
           text: message.text,
@@ -76,10 +87,11 @@ export function createChatClient(config: { chatApiUrl: string; chatBotToken: str
         if (!res.ts) throw new Error('the chat API answered without a message timestamp');
         return { channel: res.channel ?? channel, timestamp: res.ts };
       } catch (err) {
-        if (err instanceof WebAPIPlatformError) {
+        if (isPlatformError(err)) {
+          const { data } = err;
           // ratelimited is the platform's way of saying "later": let Temporal retry it.
-          if (err.data.error === 'ratelimited') throw new Error('chat API rate limit');
-          throw new ChatRefusedError(`chat API refused the message: ${err.data.error}`);
+          if (data.error === 'ratelimited') throw new Error('chat API rate limit');
+          throw new ChatRefusedError(`chat API refused the message: ${data.error}`);
         }
         throw err;
       }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
@@ -6,6 +7,14 @@ import { installTemporalLogger } from './temporal-logger.ts';
 
 /** Path of the workflow module the worker bundles (STYLE.md: workflowsPath from import.meta.url). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/**
+ * The workflow bundle `npm run build` writes beside the compiled code (`dist/workflow-bundle.js`,
+ * bundled with Temporal's bundleWorkflowCode at build time). From the compiled code this names
+ * that file; from the sources it names `worker/workflow-bundle.js`, which never exists, so a worker
+ * run from sources bundles `WORKFLOWS_PATH` at start instead.
+ */
+export const BUILT_WORKFLOW_BUNDLE = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
 
 export interface RunningWorker {
   worker: Worker;
@@ -19,24 +28,34 @@ export interface RunningWorker {
 export async function startWorker(
   deps: Pick<Deps, 'sql' | 'keyring' | 'logger' | 'config' | 'pools'>,
   address: string,
-  options: { workflowBundle?: { code: string } } = {},
+  options: { workflowBundle?: { code: string } | { codePath: string } } = {},
 ): Promise<RunningWorker> {
   installTemporalLogger(deps.logger);
+  const workflowBundle =
+    options.workflowBundle ??
+    (existsSync(BUILT_WORKFLOW_BUNDLE) ? { codePath: BUILT_WORKFLOW_BUNDLE } : undefined);
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
     namespace: deps.config.temporalNamespace,
     taskQueue: deps.config.temporalTaskQueue,
-    // Tests pass the bundle their global setup built once; processes bundle at start.
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH }),
+    // Tests pass the bundle their global setup built once; the compiled processes load the one
+    // built with them; processes run from sources bundle at start.
+    ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(deps),
     shutdownGraceTime: '30 seconds',
   });
   const done = worker.run().finally(() => connection.close());
   deps.logger.info(
-    { taskQueue: deps.config.temporalTaskQueue, namespace: deps.config.temporalNamespace },
+    {
+      taskQueue: deps.config.temporalTaskQueue,
+      namespace: deps.config.temporalNamespace,
+      workflows: workflowBundle
+        ? 'codePath' in workflowBundle
+          ? workflowBundle.codePath
+          : 'bundle'
+        : 'sources',
+    },
     'worker started',
   );
   return {

@@ -1,8 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../store/crypto.ts';
@@ -15,13 +17,35 @@ import { freePort } from '../helpers/service.ts';
 
 // The production shape (DESIGN.md Processes): `countersign serve` and `countersign worker` as
 // real processes against an external store and Temporal, and `serve --with-worker`.
-const BIN = fileURLToPath(new URL('../../bin/countersign.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'bin/countersign.js');
 const children: ChildProcess[] = [];
 const stores: TestStore[] = [];
+const dirs: string[] = [];
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   for (const s of stores) await s.drop();
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
+
+/**
+ * `npm run build` into a fresh folder of its own (inside the repository, so node_modules
+ * resolves from it), so this test runs the build of the sources it sees whatever dist/ holds.
+ */
+async function buildInto(): Promise<string> {
+  const outdir = join(ROOT, 'test-output', `build-${randomBytes(4).toString('hex')}`);
+  dirs.push(outdir);
+  await promisify(execFile)(process.execPath, [join(ROOT, 'bin/build.js'), '--outdir', outdir, '--quiet'], {
+    cwd: ROOT,
+  });
+  return outdir;
+}
+
+/** Whether the process has Temporal's native bridge (the worker's engine) mapped into memory. */
+async function hasTemporalBridge(child: ChildProcess): Promise<boolean> {
+  const maps = await readFile(`/proc/${child.pid}/maps`, 'utf8');
+  return maps.includes('@temporalio/core-bridge');
+}
 
 async function environment(
   t: { address: string; namespace: string } = servers().temporal,
@@ -51,8 +75,8 @@ async function environment(
   };
 }
 
-function start(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args: string[], env: NodeJS.ProcessEnv, entry = BIN): ChildProcess {
+  const child = spawn(process.execPath, [entry, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.resume();
   child.stderr?.resume();
   children.push(child);
@@ -105,6 +129,61 @@ async function runOneWorkflow(url: string, apiKey: string): Promise<string> {
 }
 
 describe('production processes', () => {
+  it('run on the Node the project declares (npm puts node_modules/.bin/node first)', async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+      engines: { node: string };
+      devDependencies: Record<string, string>;
+    };
+    const major = Number(process.versions.node.split('.')[0]);
+    expect(pkg.engines.node).toBe(`>=${major}`);
+    expect(process.version).toBe(`v${pkg.devDependencies.node}`);
+  });
+
+  it('the compiled serve and worker (npm run build) run a workflow from the workflow bundle built with them', async () => {
+    const outdir = await buildInto();
+    const { env, url, apiKey } = await environment();
+    const entry = join(outdir, 'countersign.js');
+    const api = start(['serve'], env, entry);
+    await until('the API', async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined));
+    const worker = start(['worker'], { ...env, LOG_LEVEL: 'info' }, entry);
+    let workerLog = '';
+    worker.stdout?.on('data', (d: Buffer) => {
+      workerLog += d.toString();
+    });
+    expect(await runOneWorkflow(url, apiKey)).toBe('succeeded');
+    // The worker loaded the bundle built beside it, not the sources (bundled at start).
+    expect(workerLog).toContain(`"workflows":"${join(outdir, 'workflow-bundle.js')}"`);
+    // serve has no worker in it: Temporal's native worker engine was never loaded.
+    expect(await hasTemporalBridge(api)).toBe(false);
+    expect(await hasTemporalBridge(worker)).toBe(true);
+    worker.kill('SIGTERM');
+    api.kill('SIGTERM');
+    expect(await exitCode(worker)).toBe(0);
+    expect(await exitCode(api)).toBe(0);
+  }, 180_000);
+
+  it('bin/countersign.js runs a build only when it was made from the current sources', async () => {
+    const outdir = await buildInto();
+    const { buildState } = await import('../../bin/build-state.js');
+    expect(buildState(outdir)).toEqual({ fresh: true });
+    const manifest = JSON.parse(await readFile(join(outdir, 'build.json'), 'utf8')) as {
+      inputs: Record<string, { size: number; mtimeMs: number; sha256: string }>;
+    };
+    expect(Object.keys(manifest.inputs)).toEqual(
+      expect.arrayContaining(['cli/main.ts', 'workflows/index.ts', 'store/migrations/0001_identity.sql']),
+    );
+    // A source whose mtime moved but whose content did not (a checkout) keeps the build current.
+    const entry = manifest.inputs['cli/main.ts']!;
+    entry.mtimeMs -= 1000;
+    await writeFile(join(outdir, 'build.json'), JSON.stringify(manifest));
+    expect(buildState(outdir)).toEqual({ fresh: true });
+    // A source whose content differs from what was built makes it stale, naming the file.
+    entry.sha256 = '0'.repeat(64);
+    await writeFile(join(outdir, 'build.json'), JSON.stringify(manifest));
+    expect(buildState(outdir)).toEqual({ fresh: false, reason: 'cli/main.ts changed since the build' });
+    expect(buildState(join(outdir, 'missing'))).toMatchObject({ fresh: false, missing: true });
+  }, 180_000);
+
   it('serve and worker as separate processes run a workflow, and both stop cleanly on SIGTERM', async () => {
     const { env, url, apiKey } = await environment();
     const api = start(['serve'], env);

@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// `npm run build`: compiles the service into dist/ (or --outdir DIR, inside the repository so that
+// the packages in node_modules resolve from it):
+//
+//   countersign.js, main.js, chunk-*.js  cli/run.ts and everything it imports, bundled by esbuild
+//                                        (ESM, npm packages left as imports, one chunk per module
+//                                        group that is imported on first use)
+//   workflow-bundle.js                   workflows/index.ts bundled by Temporal's bundleWorkflowCode;
+//                                        the compiled worker loads it (workflowBundle.codePath)
+//   migrations/*.sql                     the store migrations, read beside the compiled code
+//   build.json                           every source file both bundles were made from, with its
+//                                        size, mtime and SHA-256, so bin/countersign.js can tell a
+//                                        build made from the current sources from a stale one
+//
+// `--if-stale` does nothing when the build is already current (npm start, npm run worker).
+import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { buildState, hashFile, MANIFEST } from './build-state.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const { values } = parseArgs({
+  options: {
+    outdir: { type: 'string', default: 'dist' },
+    'if-stale': { type: 'boolean', default: false },
+    quiet: { type: 'boolean', default: false },
+  },
+});
+const outdir = resolve(ROOT, values.outdir);
+const say = (line) => values.quiet || process.stderr.write(`build: ${line}\n`);
+
+if (values['if-stale']) {
+  const state = await buildState(outdir);
+  if (state.fresh) {
+    say(`${relative(ROOT, outdir)}/ is up to date`);
+    process.exit(0);
+  }
+  say(state.reason);
+}
+
+const started = performance.now();
+const [{ build }, { bundleWorkflowCode }] = await Promise.all([
+  import('esbuild'),
+  import('@temporalio/worker'),
+]);
+
+// Built beside the target and swapped in whole, so a reader never sees half of one build.
+const temp = `${outdir}.tmp-${process.pid}`;
+await rm(temp, { recursive: true, force: true });
+await mkdir(temp, { recursive: true });
+try {
+  const common = {
+    absWorkingDir: ROOT,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    packages: 'external',
+    logLevel: 'warning',
+    metafile: true,
+  };
+  const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
+  const [app, workflowInputs, workflows] = await Promise.all([
+    build({
+      ...common,
+      entryPoints: { countersign: 'cli/run.ts' },
+      outdir: temp,
+      splitting: true,
+      chunkNames: 'chunk-[hash]',
+      sourcemap: 'linked',
+      // Workflow code is never imported by the compiled code itself: the worker loads its bundle.
+    }),
+    // Only to learn which sources Temporal's bundle is made of (writes nothing).
+    build({ ...common, entryPoints: ['workflows/index.ts'], write: false, outdir: temp }),
+    bundleWorkflowCode({ workflowsPath: join(ROOT, 'workflows/index.ts'), logger: quiet }),
+  ]);
+  await writeFile(join(temp, 'workflow-bundle.js'), workflows.code);
+
+  await mkdir(join(temp, 'migrations'));
+  const migrations = (await readdir(join(ROOT, 'store/migrations'))).filter((f) => f.endsWith('.sql'));
+  for (const f of migrations) await copyFile(join(ROOT, 'store/migrations', f), join(temp, 'migrations', f));
+
+  const sources = new Set(
+    [...Object.keys(app.metafile.inputs), ...Object.keys(workflowInputs.metafile.inputs)].filter(
+      (f) => !f.startsWith('node_modules/') && !f.includes(':'),
+    ),
+  );
+  for (const f of migrations) sources.add(`store/migrations/${f}`);
+  // The workflow bundle holds the SDK's own code: a changed lock file may change it.
+  sources.add('package-lock.json');
+  const inputs = {};
+  for (const file of [...sources].sort()) {
+    const full = join(ROOT, file);
+    const s = await stat(full);
+    inputs[file] = { size: s.size, mtimeMs: s.mtimeMs, sha256: await hashFile(full) };
+  }
+  await writeFile(
+    join(temp, MANIFEST),
+    `${JSON.stringify({ node: process.version, builtAt: new Date().toISOString(), inputs }, null, 1)}\n`,
+  );
+
+  const old = `${outdir}.old-${process.pid}`;
+  await rename(outdir, old).catch((err) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+  await rename(temp, outdir);
+  await rm(old, { recursive: true, force: true });
+  say(
+    `${relative(ROOT, outdir)}/ built from ${Object.keys(inputs).length} source files in ${Math.round(performance.now() - started)} ms`,
+  );
+} catch (err) {
+  await rm(temp, { recursive: true, force: true });
+  throw err;
+}
