@@ -4,7 +4,7 @@
 // tools hold no access rule of their own (issue 17).
 import type { SchemaTable } from '../adapters/types.ts';
 import type { Deps } from '../core/deps.ts';
-import { connectionConfigFor, poolVersion } from '../registry/connections.ts';
+import { poolFor } from '../registry/connections.ts';
 import { type CredentialRow, type DatabaseRow, listCredentials, listDatabases } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { resolveTarget, usableCredentials } from './access.ts';
@@ -76,9 +76,5 @@ export function readTargetSchema(
   db: DatabaseRow,
   cred: CredentialRow,
 ): Promise<SchemaTable[]> {
-  const pool = deps.pools.acquire(
-    { databaseId: db.id, credentialId: cred.id, version: poolVersion(db, cred) },
-    () => connectionConfigFor(deps.keyring, db, cred),
-  );
-  return pool.readSchema();
+  return poolFor(deps, db, cred).readSchema();
 }

@@ -2,7 +2,7 @@
 // query requests (requests.ts) both run through executeGoverned, and nothing else runs a statement.
 import type { ParamValue, QueryResult } from '../adapters/types.ts';
 import { AppError } from '../core/errors.ts';
-import { connectionConfigFor, poolVersion } from '../registry/connections.ts';
+import { poolFor } from '../registry/connections.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import { updateRequest } from '../store/query-requests.ts';
 import { checkAiUse } from './ai-access.ts';
@@ -70,10 +70,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       statement: x.statement,
       params: x.params,
     });
-    const pool = deps.pools.acquire(
-      { databaseId: x.db.id, credentialId: x.cred.id, version: poolVersion(x.db, x.cred) },
-      () => connectionConfigFor(deps.keyring, x.db, x.cred),
-    );
+    const pool = poolFor(deps, x.db, x.cred);
     let raw: QueryResult;
     try {
       raw = await pool.execute(plan.statement, plan.params, {

@@ -4,7 +4,7 @@
 // rule names it (default deny). Nothing here leaves the service that a query would not show:
 // no salt, no rewritten SQL.
 import type { SchemaTable } from '../adapters/types.ts';
-import { connectionConfigFor, poolVersion } from '../registry/connections.ts';
+import { poolFor } from '../registry/connections.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Role } from '../store/users.ts';
 import { describeProtection, type ProtectionDeps } from './protection/index.ts';
@@ -40,11 +40,7 @@ export async function previewTables(
   db: DatabaseRow,
   cred: CredentialRow,
 ): Promise<SchemaTable[]> {
-  const pool = deps.pools.acquire(
-    { databaseId: db.id, credentialId: cred.id, version: poolVersion(db, cred) },
-    () => connectionConfigFor(deps.keyring, db, cred),
-  );
-  return pool.readSchema();
+  return poolFor(deps, db, cred).readSchema();
 }
 
 export async function previewPolicy(

@@ -1,4 +1,5 @@
-import { type ConnectionConfig, DEFAULT_PORTS } from '../adapters/types.ts';
+import { type AdapterPool, type ConnectionConfig, DEFAULT_PORTS } from '../adapters/types.ts';
+import type { PoolSource } from '../core/deps.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 
@@ -40,4 +41,19 @@ export function connectionConfigFor(
 /** Pools are versioned by the rows they were built from: any change to either makes a new one. */
 export function poolVersion(db: DatabaseRow, cred: CredentialRow): string {
   return `${db.updated_at.toISOString()}|${cred.updated_at.toISOString()}`;
+}
+
+/**
+ * The pool of one credential, opened with its secrets on first use and rebuilt when the
+ * database or credential changes (its version). The only way code reaches a target's pool.
+ */
+export function poolFor(
+  deps: { pools: PoolSource; keyring: Keyring },
+  db: DatabaseRow,
+  cred: CredentialRow,
+): AdapterPool {
+  return deps.pools.acquire(
+    { databaseId: db.id, credentialId: cred.id, version: poolVersion(db, cred) },
+    () => connectionConfigFor(deps.keyring, db, cred),
+  );
 }

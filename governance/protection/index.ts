@@ -4,7 +4,7 @@
 import type { ParamValue, QueryResult } from '../../adapters/types.ts';
 import type { PoolSource } from '../../core/deps.ts';
 import type { Logger } from '../../core/logger.ts';
-import { connectionConfigFor, poolVersion } from '../../registry/connections.ts';
+import { poolFor, poolVersion } from '../../registry/connections.ts';
 import { type DbSchema, readDbSchema, SchemaCache } from '../../sql/catalog.ts';
 import type { Keyring } from '../../store/crypto.ts';
 import {
@@ -66,15 +66,7 @@ const same = (err: unknown) => err;
  * ProtectionRefusedError (403) or ProtectionParseError (422) to refuse.
  */
 export async function planProtection(deps: ProtectionDeps, input: ProtectionInput): Promise<ProtectionPlan> {
-  // Most queries have no policy: the access statement said so already, without a query of its own.
-  const found =
-    input.policyId === null
-      ? null
-      : input.policyId === undefined
-        ? await policyFor(deps.sql, input.db, input.actor)
-        : // Gone since the access statement read it: ask again rather than run unprotected.
-          ((await policyWithRules(deps.sql, input.db.id, input.policyId)) ??
-          (await policyFor(deps.sql, input.db, input.actor)));
+  const found = await applicable(deps.sql, input);
   if (!found)
     return {
       statement: input.statement,
@@ -146,15 +138,7 @@ export async function describeProtection(
   deps: ProtectionDeps,
   input: Omit<ProtectionInput, 'statement' | 'params'>,
 ): Promise<ProtectionDescription> {
-  // Most queries have no policy: the access statement said so already, without a query of its own.
-  const found =
-    input.policyId === null
-      ? null
-      : input.policyId === undefined
-        ? await policyFor(deps.sql, input.db, input.actor)
-        : // Gone since the access statement read it: ask again rather than run unprotected.
-          ((await policyWithRules(deps.sql, input.db.id, input.policyId)) ??
-          (await policyFor(deps.sql, input.db, input.actor)));
+  const found = await applicable(deps.sql, input);
   if (!found) return { policy: null, columns: [], notes: [] };
   const { policy } = found;
   const head = { id: policy.id, name: policy.name, description: policy.description };
@@ -192,6 +176,20 @@ const REFUSED_NOTES = [
   'a masked column reads as the mask everywhere, including WHERE, JOIN, GROUP BY and ORDER BY',
 ];
 
+/** The policy that applies to the actor on the database, with its rules; null when none does. */
+async function applicable(
+  sql: Tx,
+  input: Pick<ProtectionInput, 'db' | 'actor' | 'policyId'>,
+): Promise<PolicyWithRules | null> {
+  // Most queries have no policy: the access statement said so already, without a query of its own.
+  if (input.policyId === null) return null;
+  if (input.policyId === undefined) return policyFor(sql, input.db, input.actor);
+  // Gone since the access statement read it: ask again rather than run unprotected.
+  return (
+    (await policyWithRules(sql, input.db.id, input.policyId)) ?? (await policyFor(sql, input.db, input.actor))
+  );
+}
+
 async function policyWithRules(
   sql: Tx,
   databaseId: string,
@@ -216,9 +214,7 @@ function schemaOf(
   fresh: boolean,
 ): Promise<DbSchema> {
   const version = poolVersion(db, cred);
-  const pool = deps.pools.acquire({ databaseId: db.id, credentialId: cred.id, version }, () =>
-    connectionConfigFor(deps.keyring, db, cred),
-  );
+  const pool = poolFor(deps, db, cred);
   const dialect = db.adapter === 'postgres' ? 'postgres' : 'mysql';
   return schemas.get(`${cred.id}|${version}`, () => readDbSchema(pool, dialect), fresh);
 }
