@@ -56,7 +56,7 @@ try {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node22',
+    target: 'node24',
     packages: 'external',
     logLevel: 'warning',
     metafile: true,
