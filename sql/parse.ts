@@ -46,16 +46,24 @@ class ParseCache {
 }
 
 let pgParse: ((sql: string) => unknown) | null = null;
+let pgDeparse: ((tree: unknown) => string) | null = null;
 let pgLoading: Promise<void> | null = null;
 const pgCache = new ParseCache();
 
-/** Loads PostgreSQL's own parser (libpg-query, WASM) once per process, on first use. */
+/** Loads PostgreSQL's own parser (libpg-query, WASM) and its printer once per process, on first use. */
 export function loadPostgresParser(): Promise<void> {
-  pgLoading ??= import('libpg-query').then(async (m) => {
+  pgLoading ??= Promise.all([import('libpg-query'), import('pgsql-deparser')]).then(async ([m, d]) => {
     await m.loadModule();
     pgParse = m.parseSync;
+    pgDeparse = (tree) => d.deparseSync(tree as never) as string;
   });
   return pgLoading;
+}
+
+/** Prints a PostgreSQL parse tree back as SQL (pgsql-deparser); `loadPostgresParser()` must have resolved. */
+export function deparsePostgres(tree: unknown): string {
+  if (!pgDeparse) throw new Error('the PostgreSQL parser is not loaded (await loadPostgresParser())');
+  return pgDeparse(tree);
 }
 
 /** The parse tree of `sql` by PostgreSQL's grammar; `loadPostgresParser()` must have resolved. */

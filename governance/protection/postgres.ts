@@ -5,9 +5,8 @@
 // construct it cannot prove safe. The tree is printed back with pgsql-deparser. FROM and WITH
 // handling is in pg-from.ts, masking and `*` expansion in pg-mask.ts, outright refusals in
 // pg-refuse.ts.
-import { deparseSync } from 'pgsql-deparser';
 import type { DbSchema } from '../../sql/catalog.ts';
-import { loadPostgresParser } from '../../sql/parse.ts';
+import { deparsePostgres, loadPostgresParser } from '../../sql/parse.ts';
 import { as, type Fields, figureName, isObj, kindOf, list, names, sval } from '../../sql/pg-tree.ts';
 import { type Ctes, type FromTree, fromItem, type Rewrite, withClause } from './pg-from.ts';
 import { expandEntry, expandTree, protect } from './pg-mask.ts';
@@ -33,7 +32,7 @@ export async function rewritePostgres(sql: string, schema: DbSchema, rules: Rule
     );
   }
   new PgRewriter(schema, rules).select(select, new Scope([], false), [], true);
-  const printed = deparseSync(tree as never) as string;
+  const printed = deparsePostgres(tree);
   // The printer writes a few names bare (CTE and window names), where a crafted name could
   // turn into SQL of its own: the server must read exactly the tree that was checked.
   let back: unknown;
