@@ -186,11 +186,19 @@
     return row;
   }
 
-  /** Step headings say their position: "3." (what a screen reader hears after a move). */
+  /**
+   * Step headings say their position ("3. Condition"), and the step's buttons are described by
+   * its heading, so "Move up" is heard as the move of this step, not of any.
+   */
   function number() {
     [...stepsBox.children].forEach((li, i) => {
       const no = li.querySelector('.step-no');
       if (no) no.textContent = `${i + 1}.`;
+      const heading = li.querySelector('h3');
+      if (!heading) return;
+      heading.id ||= `wf-c${++uid}-title`;
+      for (const b of li.querySelectorAll('.step-head button'))
+        b.setAttribute('aria-describedby', heading.id);
     });
   }
 
@@ -200,8 +208,8 @@
     /** @type {HTMLElement | null} */ keep,
   ) {
     const target = by < 0 ? step.previousElementSibling : step.nextElementSibling?.nextElementSibling;
-    if (by < 0 && !target) return;
-    if (by > 0 && !step.nextElementSibling) return;
+    if ((by < 0 && !target) || (by > 0 && !step.nextElementSibling))
+      return say(by < 0 ? 'This is already the first step.' : 'This is already the last step.');
     stepsBox.insertBefore(step, target || null);
     number();
     (keep || step).focus();
@@ -332,7 +340,14 @@
     } else say(body.detail || `The check failed (${res.status}).`);
   }
 
+  // Leaving with unsaved changes asks first (the browser's own prompt).
+  let dirty = false;
+  window.addEventListener('beforeunload', (event) => {
+    if (dirty) event.preventDefault();
+  });
+
   function changed() {
+    dirty = true;
     clearTimeout(timer);
     timer = window.setTimeout(check, 400);
   }
@@ -350,6 +365,7 @@
     if (!res) return say('Could not reach the server; nothing was saved.');
     const body = await res.json().catch(() => ({}));
     if (res.ok) {
+      dirty = false;
       window.location.assign(`/workflows/${body.id}?notice=${encodeURIComponent('Saved.')}`);
       return;
     }
