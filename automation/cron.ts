@@ -50,3 +50,69 @@ function value(text: string, spec: (typeof FIELDS)[number]): number | null {
   const n = Number(text);
   return n >= spec.min && n <= spec.max ? n : null;
 }
+
+/** The values each field allows, expanded (day of week 7 folded onto 0). Assumes a valid expression. */
+function allowed(expr: string): Array<{ set: Set<number>; star: boolean }> {
+  return expr
+    .trim()
+    .split(/\s+/)
+    .map((field, i) => {
+      const spec = FIELDS[i]!;
+      const set = new Set<number>();
+      for (const item of field.split(',')) {
+        const [range = '*', step = '1'] = item.split('/');
+        const [lo, hi] =
+          range === '*'
+            ? [spec.min, spec.max]
+            : (() => {
+                const b = range.split('-').map((x) => value(x, spec)!);
+                // "5/15" means from 5 to the end of the field, stepping 15.
+                return [b[0]!, b[1] ?? (item.includes('/') ? spec.max : b[0]!)];
+              })();
+        for (let n = lo; n <= hi; n += Number(step)) set.add(i === 4 && n === 7 ? 0 : n);
+      }
+      return { set, star: field.startsWith('*') };
+    });
+}
+
+/**
+ * The next `count` times (UTC) a valid 5-field cron expression fires after `from`, for the
+ * editor's preview. Day of month and day of week are ORed when both are restricted, as in Vixie
+ * cron and Temporal's schedule specs. An expression that never fires (30 February) gives fewer.
+ */
+export function nextRuns(expr: string, from: Date, count: number): Date[] {
+  const [minute, hour, dom, month, dow] = allowed(expr) as [
+    ReturnType<typeof allowed>[number],
+    ReturnType<typeof allowed>[number],
+    ReturnType<typeof allowed>[number],
+    ReturnType<typeof allowed>[number],
+    ReturnType<typeof allowed>[number],
+  ];
+  const dayMatches = (t: Date) => {
+    const d = dom.set.has(t.getUTCDate());
+    const w = dow.set.has(t.getUTCDay());
+    if (!dom.star && !dow.star) return d || w;
+    return d && w;
+  };
+  const out: Date[] = [];
+  const t = new Date(Math.floor(from.getTime() / 60_000) * 60_000 + 60_000);
+  // Five years covers every schedule that fires at all (29 February included).
+  const limit = from.getTime() + 5 * 366 * 86_400_000;
+  while (out.length < count && t.getTime() < limit) {
+    if (!month.set.has(t.getUTCMonth() + 1)) {
+      t.setUTCMonth(t.getUTCMonth() + 1, 1);
+      t.setUTCHours(0, 0, 0, 0);
+    } else if (!dayMatches(t)) {
+      t.setUTCDate(t.getUTCDate() + 1);
+      t.setUTCHours(0, 0, 0, 0);
+    } else if (!hour.set.has(t.getUTCHours())) {
+      t.setUTCHours(t.getUTCHours() + 1, 0, 0, 0);
+    } else if (!minute.set.has(t.getUTCMinutes())) {
+      t.setUTCMinutes(t.getUTCMinutes() + 1, 0, 0);
+    } else {
+      out.push(new Date(t));
+      t.setUTCMinutes(t.getUTCMinutes() + 1, 0, 0);
+    }
+  }
+  return out;
+}

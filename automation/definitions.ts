@@ -95,6 +95,22 @@ export async function getWorkflow(
   return row;
 }
 
+/**
+ * Checks a whole definition exactly as saving it would (schema aside), and writes nothing: the
+ * editor's as-you-type validation. `workflowId` names the workflow being edited, whose stored
+ * header values and tracker label a PATCH would keep.
+ */
+export async function checkWorkflow(
+  deps: ManageDeps,
+  orgId: string,
+  body: CreateWorkflowBody,
+  workflowId: string | null,
+): Promise<void> {
+  const current = workflowId ? await store.findWorkflow(deps.sql, orgId, workflowId, true) : null;
+  if (workflowId && !current) throw notFound('no such workflow');
+  await prepare(deps, orgId, workflowId ?? newId('wf'), body, current);
+}
+
 /** Checks the whole definition and turns the request into stored fields (ids made, headers sealed). */
 async function prepare(
   deps: ManageDeps,

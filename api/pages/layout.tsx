@@ -1,3 +1,4 @@
+import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { Role } from '../../store/users.ts';
 
@@ -12,6 +13,7 @@ export type Section =
   | 'console'
   | 'databases'
   | 'reviews'
+  | 'workflows'
   | 'runs'
   | 'audit'
   | 'people'
@@ -23,6 +25,7 @@ const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: bo
   { id: 'console', label: 'Query console', href: '/console' },
   { id: 'databases', label: 'Databases', href: '/databases' },
   { id: 'reviews', label: 'Reviews', href: '/reviews' },
+  { id: 'workflows', label: 'Workflows', href: '/workflows' },
   { id: 'runs', label: 'Workflow runs', href: '/runs' },
   { id: 'audit', label: 'Audit log', href: '/audit', adminOnly: true },
   { id: 'people', label: 'People', href: '/people', adminOnly: true },
@@ -51,7 +54,8 @@ export function Layout(props: {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · Countersign`}</title>
-        <style>{CSS}</style>
+        {/* raw: JSX escapes text, and an escaped ">" breaks every child selector (.row > *). */}
+        <style>{raw(CSS)}</style>
       </head>
       <body>
         <header class="top">

@@ -181,10 +181,10 @@ export function RunPage(props: {
           </button>
         </form>
       ) : null}
-      {r.status === 'running' ? (
-        // Live status without a framework: while steps run, the page reloads itself every 2 s
-        // unless someone is typing in it.
-        <script>{raw(LIVE_RELOAD)}</script>
+      {r.status === 'running' || r.status === 'waiting_for_approval' ? (
+        // Live status without a framework: while the run is live the page reloads itself (every
+        // 2 s while steps run, 5 s while it waits on people) unless someone is typing in it.
+        <script>{raw(liveReload(r.status === 'running' ? 2000 : 5000))}</script>
       ) : null}
       {r.error ? <p class="warning error">{r.error}</p> : null}
       {r.steps === null ? (
@@ -316,7 +316,8 @@ function seconds(from: string, to: string): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-const LIVE_RELOAD = `setTimeout(function () {
+// While someone types (a comment on an approval) the reload waits for them, then tries again.
+const liveReload = (ms: number) => `(function tick() { setTimeout(function () {
   var busy = document.activeElement && /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName);
-  if (!busy) location.reload();
-}, 2000);`;
+  if (busy) tick(); else location.reload();
+}, ${ms}); })();`;

@@ -24,8 +24,9 @@ import { databasePageRoutes } from './pages-databases.tsx';
 import { organizationPageRoutes } from './pages-organization.tsx';
 import { peoplePageRoutes } from './pages-people.tsx';
 import { workPageRoutes } from './pages-work.tsx';
+import { workflowAssetRoutes, workflowPageRoutes } from './pages-workflows.tsx';
 
-/** GET/POST pages: dashboards, console, reviews, runs, audit, settings (api/pages/README.md). */
+/** GET/POST pages: dashboards, console, reviews, workflows, runs, audit, settings (api/pages/README.md). */
 export function pageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
   const gov: GovernanceDeps = deps;
@@ -39,6 +40,8 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     '/reviews/*',
     '/runs',
     '/runs/*',
+    '/workflows',
+    '/workflows/*',
     '/audit',
     '/settings',
     '/settings/*',
@@ -209,6 +212,8 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     );
   }
 
+  app.route('/', workflowAssetRoutes());
+  app.route('/', workflowPageRoutes(deps));
   app.route('/', workPageRoutes(deps, gov));
   app.route('/', accountPageRoutes(deps));
   app.route('/', peoplePageRoutes(deps));

@@ -10,6 +10,7 @@ import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
 import { workflowRunRoutes } from './workflow-runs.ts';
+import { validateDefinition } from './workflow-validate.ts';
 
 const ListWorkflows = v.object({
   group: v.optional(v.string()),
@@ -59,6 +60,25 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
       const body = await jsonBody(c, CreateWorkflow);
       return c.json(presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, body)), 201);
     },
+  );
+  // The editor's live check (api/routes/workflow-validate.ts): same rules as create/update, no write.
+  app.post(
+    '/validate',
+    doc('Workflows', 'Check a new workflow definition without saving it', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: CreateWorkflow,
+    }),
+    admin,
+    (c) => validateDefinition(deps, c, null),
+  );
+  app.post(
+    '/:id/validate',
+    doc('Workflows', 'Check a full definition for this workflow without saving it', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: CreateWorkflow,
+    }),
+    admin,
+    (c) => validateDefinition(deps, c, c.req.param('id')),
   );
   app.get('/:id', doc('Workflows', 'Get a workflow', { auth: ['apiKey', 'bearer', 'session'] }), async (c) =>
     c.json(presentWorkflow(await getWorkflow(deps, c.get('principal').orgId, c.req.param('id')))),

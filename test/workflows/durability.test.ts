@@ -1,12 +1,10 @@
 // Durability: the worker process is killed (SIGKILL) while a step is in flight; a new worker picks
 // the run up from Temporal's history. The run completes and no completed step runs again.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servers } from '../harness/servers.ts';
 import { runWorkflow, startWorkflowEnv, type WorkflowEnv, type WorkflowView } from './setup.ts';
+import { killWorker, startWorkerProcess } from './worker-child.ts';
 
-const SCRIPT = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
 let env: WorkflowEnv;
 const children: ChildProcess[] = [];
 
@@ -17,32 +15,6 @@ afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   await env?.stop();
 });
-
-/** Starts a worker process for the service's task queue and resolves once it polls. */
-function startWorkerProcess(): Promise<ChildProcess> {
-  const c = env.svc.deps.config;
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
-    env: {
-      ...process.env,
-      DATABASE_URL: c.databaseUrl!,
-      COUNTERSIGN_ENCRYPTION_KEY: c.encryptionKey!,
-      TEMPORAL_ADDRESS: servers().temporal.address,
-      TEMPORAL_NAMESPACE: c.temporalNamespace,
-      TEMPORAL_TASK_QUEUE: c.temporalTaskQueue,
-      CHAT_API_URL: c.chatApiUrl,
-      CHAT_BOT_TOKEN: c.chatBotToken ?? '',
-      BASE_URL: c.baseUrl,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`worker process exited with ${code}`)));
-  });
-}
 
 describe('a worker killed mid-run', () => {
   it('is replaced, the run completes, and completed steps do not run again', async () => {
@@ -78,12 +50,11 @@ describe('a worker killed mid-run', () => {
     expect(res.status).toBe(201);
     const wf = res.body;
 
-    const first = await startWorkerProcess();
+    const first = await startWorkerProcess(env, children);
     const runId = await runWorkflow(env, wf.id);
     await slowArrived;
-    first.kill('SIGKILL');
-    await new Promise((r) => first.once('exit', r));
-    await startWorkerProcess();
+    await killWorker(first);
+    await startWorkerProcess(env, children);
 
     const run = await env.waitRun(wf.id, runId, undefined, 60_000);
     expect(run.status, run.error ?? '').toBe('succeeded');
