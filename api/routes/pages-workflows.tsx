@@ -7,9 +7,9 @@ import { mayRead, mayStart } from '../../automation/access.ts';
 import { archiveWorkflow } from '../../automation/definitions.ts';
 import { presentWorkflow } from '../../automation/present.ts';
 import { startRun, typedInputs } from '../../automation/runs.ts';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import { notFound } from '../../core/errors.ts';
-import { listDatabases } from '../../governance/databases.ts';
+import { listDatabases } from '../../registry/databases.ts';
 import { listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows, type WorkflowRow } from '../../store/workflows.ts';
 import {
@@ -17,12 +17,12 @@ import {
   attempt,
   type PageContext,
   type PageEnv,
+  pageActor,
   redirectWith,
   render,
 } from '../pages/session.tsx';
 import { WorkflowEditor } from '../pages/workflow-editor.tsx';
 import { WorkflowList, WorkflowPage } from '../pages/workflows.tsx';
-import { actorOf } from './databases.ts';
 
 // Read once at start: the island is a static file beside the page that draws its templates.
 const EDITOR_SCRIPT = readFileSync(new URL('../pages/assets/workflow-editor.js', import.meta.url), 'utf8');
@@ -104,7 +104,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
   async function editorPage(c: PageContext, wf: WorkflowRow | null) {
     const p = c.get('principal');
     const [dbs, users, workflows] = await Promise.all([
-      listDatabases(deps.sql, p.orgId, actorOf(p), { limit: 500 }),
+      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
       listUsers(deps.sql, p.orgId),
       listWorkflows(deps.sql, p.orgId, { includeArchived: false, limit: 500 }),
     ]);

@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { cronProblem, nextRuns } from '../../automation/cron.ts';
 import { checkWorkflow } from '../../automation/definitions.ts';
 import { CreateWorkflow } from '../../automation/schema.ts';
-import type { Deps } from '../../config/runtime.ts';
+import type { Deps } from '../../core/deps.ts';
 import type { AppEnv } from '../env.ts';
 import { AppError, badRequest, problemFor, validationFailed } from '../errors.ts';
 import { fieldErrors } from '../validate.ts';
