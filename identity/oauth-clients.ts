@@ -9,8 +9,8 @@ export { AUTH_METHODS, checkMetadata, GRANT_TYPES, SUPPORTED_SCOPES } from './oa
 
 import { CimdRefused } from './cimd/errors.ts';
 import { type ResolveDeps, resolveClient } from './cimd/resolve.ts';
-import { AUTH_METHODS, checkMetadata } from './oauth-client-metadata.ts';
-import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri } from './oauth-errors.ts';
+import { checkMetadata } from './oauth-client-metadata.ts';
+import { InvalidClient } from './oauth-errors.ts';
 
 const CLIENT_SECRET_KIND = 'csocs';
 

@@ -37,9 +37,9 @@ describe('x-act-as-user on every route (issue 17)', () => {
 
   it('acting for a member without a grant, the database listing hides it and a read is a 404', async () => {
     const headers = { 'x-act-as-user': member.email };
-    expect(await listedIds(await w.as('key', 'GET', '/api/v1/desk/databases', undefined, headers))).not.toContain(
-      restricted.id,
-    );
+    expect(
+      await listedIds(await w.as('key', 'GET', '/api/v1/desk/databases', undefined, headers)),
+    ).not.toContain(restricted.id);
     const grants = await w.as(
       'key',
       'GET',
@@ -58,7 +58,9 @@ describe('x-act-as-user on every route (issue 17)', () => {
   });
 
   it('a person may not act for someone else: 422 naming the header, nothing done', async () => {
-    const res = await w.as(member, 'GET', '/api/v1/desk/databases', undefined, { 'x-act-as-user': w.root.email });
+    const res = await w.as(member, 'GET', '/api/v1/desk/databases', undefined, {
+      'x-act-as-user': w.root.email,
+    });
     expect(res.status).toBe(422);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
     const problem = (await res.json()) as { errors?: Array<{ path: string }> };
