@@ -1,6 +1,12 @@
 // The MCP server of one request: tools/list and tools/call over the tools of api/mcp/tools-*.ts,
 // for either protocol revision (api/mcp/index.ts decides which one a request speaks).
-import { type CallToolResult, Server, type Tool } from '@modelcontextprotocol/server';
+import {
+  type CallToolResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type Tool,
+} from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import * as v from 'valibot';
 import type { Deps } from '../../config/runtime.ts';
@@ -73,7 +79,10 @@ export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
   server.setRequestHandler('tools/list', () => ({ tools: TOOL_LIST }));
   server.setRequestHandler('tools/call', async (request) => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
-    if (!tool) return toolError(`unknown tool ${request.params.name}`);
+    // tools §Error Handling (2025-11-25, 2026-07-28): an unknown tool is a protocol error
+    // (-32602), not a tool result; a model has nothing to correct in a tool that is not there.
+    if (!tool)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     return callTool(toolContext(deps, caller), tool, request.params.arguments ?? {});
   });
   return server;

@@ -126,9 +126,13 @@ const APPLICABLE: Record<string, Record<string, string[]>> = {
   },
   '2026-07-28': {
     'server-stateless': [
-      // Both call the suite's diagnostic tool test_missing_capability (it needs sampling).
+      // Each needs one of the suite's diagnostic tools: test_missing_capability (it needs
+      // sampling), test_streaming_elicitation, test_logging_tool. (Before unknown tools were a
+      // protocol error here, the last two "passed" against our error result: proving nothing.)
       'sep-2575-server-rejects-undeclared-capability',
       'sep-2575-missing-capability-http-400',
+      'sep-2575-http-server-no-independent-requests-on-stream',
+      'sep-2575-server-no-log-without-loglevel',
     ],
     'tools-list': [],
     caching: [

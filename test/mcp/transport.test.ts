@@ -87,6 +87,21 @@ describe('2026-07-28: the stateless core', () => {
     expect(result.structuredContent).toMatchObject({ status: 'executed', rows: [[3]] });
   });
 
+  it('an unknown tool is a protocol error (-32602), on this revision as on 2025-11-25', async () => {
+    const res = await modern('tools/call', { name: 'test_simple_text', arguments: {} }, 'test_simple_text');
+    expect(await res.json()).toMatchObject({
+      error: { code: -32602, message: expect.stringMatching(/Unknown tool: test_simple_text/) },
+    });
+    const legacy = await post(
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'drop_everything', arguments: {} } },
+      { 'mcp-protocol-version': '2025-11-25' },
+    );
+    expect(await legacy.json()).toMatchObject({
+      id: 4,
+      error: { code: -32602, message: expect.stringMatching(/Unknown tool: drop_everything/) },
+    });
+  });
+
   it('refuses a request whose Mcp-Method header disagrees with its body, before any tool runs', async () => {
     const res = await post(
       {
