@@ -1,8 +1,14 @@
 // run_query through /mcp (HTTP, bearer JWT check, grant and user lookups, the governed pipeline
 // with its audit append) against the same 1-row query through @bytebase/dbhub's MCP
-// `execute_sql` (a direct, ungoverned MCP server) on the same PostgreSQL, in the same run.
+// `execute_sql` (a direct, ungoverned MCP server) on the same PostgreSQL, in the same run. Our
+// calls speak MCP 2025-11-25 (the v1 SDK client, as dbhub's are), and once more 2026-07-28 (the
+// v2 SDK client pinned to it) for the sequential figure.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
@@ -90,6 +96,7 @@ const bench: Bench = {
     const api = await startApi(deps);
     let dbhub: ChildProcess | null = null;
     const clients: Client[] = [];
+    const closers: Array<() => Promise<unknown>> = [];
     try {
       await bare`create table ${bare(table)} (id int primary key, name text)`;
       await bare`insert into ${bare(table)} values (1, 'a')`;
@@ -148,7 +155,29 @@ const bench: Bench = {
       const viaDbhub = async () =>
         expectOk(await theirs.callTool({ name: 'execute_sql', arguments: { sql: statement } }));
 
-      const [countersign, direct] = await interleaved(SAMPLES, [viaCountersign, viaDbhub], WARMUP);
+      const modern = new ModernClient(
+        { name: 'countersign-bench', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      await modern.connect(
+        new ModernTransport(new URL(`${api.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      closers.push(() => modern.close());
+      const viaModern = async () =>
+        expectOk(
+          (await modern.callTool({
+            name: 'run_query',
+            arguments: { database_id: db.id, sql: statement },
+          })) as Record<string, unknown>,
+        );
+
+      const [countersign, direct, countersignModern] = await interleaved(
+        SAMPLES,
+        [viaCountersign, viaDbhub, viaModern],
+        WARMUP,
+      );
       const callers = async (
         url: string,
         headers: Record<string, string>,
@@ -183,6 +212,12 @@ const bench: Bench = {
           comparison: `+${(percentile(countersign!, 50) - percentile(direct!, 50)).toFixed(2)} ms p50 (ratio ${ratio})`,
         },
         {
+          figure: 'the same over MCP 2026-07-28 (stateless core, v2 SDK client)',
+          value: pair(countersignModern!),
+          baseline: `dbhub 1.4.0 execute_sql (2025-11-25): ${pair(direct!)}`,
+          comparison: `ratio ${(percentile(countersignModern!, 50) / percentile(direct!, 50)).toFixed(2)}`,
+        },
+        {
           figure: `MCP run_query calls/s, ${CONCURRENCY} concurrent clients`,
           value: `${Math.round(oursPerSecond)} calls/s`,
           baseline: `dbhub execute_sql: ${Math.round(theirsPerSecond)} calls/s`,
@@ -191,6 +226,7 @@ const bench: Bench = {
       ];
     } finally {
       for (const c of clients) await c.close().catch(() => {});
+      for (const close of closers) await close().catch(() => {});
       dbhub?.kill('SIGTERM');
       await api.close();
       await deps.pools.closeAll();

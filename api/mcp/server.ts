@@ -1,10 +1,13 @@
-// The MCP server of one request: tools/list and tools/call over the tools of api/mcp/tools-*.ts.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+// The MCP server of one request: tools/list and tools/call over the tools of api/mcp/tools-*.ts,
+// for either protocol revision (api/mcp/index.ts decides which one a request speaks).
 import {
-  CallToolRequestSchema,
   type CallToolResult,
-  ListToolsRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type Tool,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
@@ -38,6 +41,29 @@ export const TOOLS = [
   queryHistoryTool,
 ] as ToolDef[];
 
+/** tools/list: the same for every caller and request, so built once. */
+const TOOL_LIST: Tool[] = TOOLS.map((t) => ({
+  name: t.name,
+  title: t.title,
+  description: t.description,
+  inputSchema: toolInputSchema(t.input) as Tool['inputSchema'],
+  annotations: { title: t.title, readOnlyHint: t.readOnly, openWorldHint: false },
+}));
+
+/**
+ * The SDK validates elicitation answers with a JSON-schema validator, and builds one (an Ajv
+ * instance: ~0.5 ms and ~265 KB) per Server unless given one. These servers never elicit, and a
+ * Server is made per request: one validator for the process (issue 14).
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
+
+/**
+ * 2026-07-28 utilities/caching: list results and server/discover carry ttlMs and cacheScope. The
+ * tool list changes only with a deployment, so a client may keep it a few minutes; it is answered
+ * to an authenticated caller, so only that caller may cache it ('private').
+ */
+const CACHE = { ttlMs: 300_000, cacheScope: 'private' } as const;
+
 export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
   const server = new Server(
     { name: 'countersign', title: 'Countersign', version: '0.1.0' },
@@ -46,20 +72,17 @@ export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
       instructions:
         'Countersign governs database access. You act as the user who connected you, with their permissions. ' +
         'Start with list_databases, then get_database_schema or search_schema, then run_query.',
+      jsonSchemaValidator: VALIDATOR,
+      cacheHints: { 'tools/list': CACHE, 'server/discover': CACHE },
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: TOOLS.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: toolInputSchema(t.input),
-      annotations: { title: t.title, readOnlyHint: t.readOnly, openWorldHint: false },
-    })),
-  }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler('tools/list', () => ({ tools: TOOL_LIST }));
+  server.setRequestHandler('tools/call', async (request) => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
-    if (!tool) return toolError(`unknown tool ${request.params.name}`);
+    // tools §Error Handling (2025-11-25, 2026-07-28): an unknown tool is a protocol error
+    // (-32602), not a tool result; a model has nothing to correct in a tool that is not there.
+    if (!tool)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     return callTool(toolContext(deps, caller), tool, request.params.arguments ?? {});
   });
   return server;

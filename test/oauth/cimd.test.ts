@@ -5,7 +5,7 @@ import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { callTool, createTable, mcpClient, registerDatabase } from '../mcp/target.ts';
+import { createTable, listToolsAndQuery, registerDatabase } from '../mcp/target.ts';
 import { type MetadataHost, startMetadataHost } from './cimd-host.ts';
 import { Browser, connect, type Discovered, discover, formFields, mcpStatusOf } from './flow.ts';
 
@@ -29,22 +29,17 @@ afterAll(async () => {
   await host?.stop();
 });
 
+/** The query each shape ends with, over both protocol revisions (test/mcp/target.ts). */
+const nameOf3 = () => ({
+  databaseId: db.id,
+  sql: `select name from ${TABLE} where id = $1`,
+  params: [3],
+  rows: [['name 3']],
+});
+
 /** What an MCP client knows of itself when its client_id is its document's URL (no registration). */
 const cimdClient = (clientId: string): OAuthClientInformationFull =>
   ({ client_id: clientId, redirect_uris: [] }) as unknown as OAuthClientInformationFull;
-
-async function listToolsAndQuery(accessToken: string): Promise<void> {
-  const mcp = await mcpClient(svc, accessToken);
-  const { tools } = await mcp.listTools();
-  expect(tools.map((t) => t.name)).toContain('run_query');
-  const out = await callTool(mcp, 'run_query', {
-    database_id: db.id,
-    sql: `select name from ${TABLE} where id = $1`,
-    params: [3],
-  });
-  expect(out.data).toMatchObject({ status: 'executed', rows: [['name 3']] });
-  await mcp.close();
-}
 
 describe('authorization-server metadata', () => {
   it('advertises client ID metadata documents, with none among the token endpoint methods', async () => {
@@ -103,7 +98,7 @@ describe('Claude Code shape: https client_id, http://localhost:<port>/callback',
       refreshToken: tokens.refresh_token!,
       resource: new URL(d.resource),
     });
-    await listToolsAndQuery(refreshed.access_token);
+    await listToolsAndQuery(svc, refreshed.access_token, nameOf3());
 
     // max-age=3600: the consent page, the decision, the token and refresh calls used one fetch.
     expect(host.hits.get('/oauth/claude-code-client-metadata')).toBe(1);
@@ -154,7 +149,7 @@ describe('VS Code shape: http://127.0.0.1:33418, then a random loopback port', (
       client: cimdClient(clientId),
       redirect: 'http://127.0.0.1:33418',
     });
-    await listToolsAndQuery(first.tokens.access_token);
+    await listToolsAndQuery(svc, first.tokens.access_token, nameOf3());
 
     const params = (redirect: string) =>
       `${svc.url}/oauth/authorize?${new URLSearchParams({
@@ -176,7 +171,7 @@ describe('VS Code shape: http://127.0.0.1:33418, then a random loopback port', (
       client: cimdClient(clientId),
       redirect: 'http://127.0.0.1:61234',
     });
-    await listToolsAndQuery(second.tokens.access_token);
+    await listToolsAndQuery(svc, second.tokens.access_token, nameOf3());
 
     // no-store: every use fetched the document again (none of it was served from the copy).
     expect(host.hits.get('/vscode/client.json')!).toBeGreaterThanOrEqual(5);

@@ -4,7 +4,7 @@
 // list the MCP tools and run a query.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { callTool, createTable, mcpClient, registerDatabase } from '../mcp/target.ts';
+import { createTable, listToolsAndQuery, registerDatabase } from '../mcp/target.ts';
 import { Browser, connect, type Discovered, discover } from './flow.ts';
 
 let svc: TestService;
@@ -21,16 +21,8 @@ beforeAll(async () => {
 });
 afterAll(async () => svc?.stop());
 
-async function listToolsAndQuery(accessToken: string): Promise<void> {
-  const mcp = await mcpClient(svc, accessToken);
-  expect((await mcp.listTools()).tools.map((t) => t.name)).toContain('run_query');
-  const out = await callTool(mcp, 'run_query', {
-    database_id: db.id,
-    sql: `select count(*)::int as n from ${TABLE}`,
-  });
-  expect(out.data).toMatchObject({ status: 'executed', rows: [[2]] });
-  await mcp.close();
-}
+/** The query each shape ends with, over both protocol revisions (test/mcp/target.ts). */
+const countRows = () => ({ databaseId: db.id, sql: `select count(*)::int as n from ${TABLE}`, rows: [[2]] });
 
 describe('Cursor: DCR with cursor://, https and loopback redirects in one request', () => {
   const CURSOR = 'cursor://anysphere.cursor-mcp/oauth/callback';
@@ -71,7 +63,7 @@ describe('Cursor: DCR with cursor://, https and loopback redirects in one reques
     expect(html).toContain('cursor://anysphere.cursor-mcp (an application on this computer)');
 
     const { tokens } = await connect(svc, svc.admin, { browser, discovered: d, client, redirect: CURSOR });
-    await listToolsAndQuery(tokens.access_token);
+    await listToolsAndQuery(svc, tokens.access_token, countRows());
   });
 
   it('refuses an application_type other than native or web', async () => {
@@ -133,7 +125,7 @@ describe('ChatGPT: per-connector https callback, CORS from its origin', () => {
 
     // The SDK's token calls run in Node; the same exchange from the browser origin is checked below.
     const { tokens } = await connect(svc, svc.admin, { discovered: d, client, redirect: callback });
-    await listToolsAndQuery(tokens.access_token);
+    await listToolsAndQuery(svc, tokens.access_token, countRows());
 
     const refresh = await svc.fetch('/oauth/token', {
       method: 'POST',

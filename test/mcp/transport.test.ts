@@ -1,0 +1,249 @@
+// /mcp on the wire, both protocol revisions on one endpoint (api/mcp/index.ts): what each revision
+// answers, how the two are told apart, and how bad requests are refused, as raw HTTP so nothing
+// an SDK does on either side hides it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { connect } from '../oauth/flow.ts';
+import { createTable, registerDatabase } from './target.ts';
+
+let svc: TestService;
+let token: string;
+let dbId: string;
+const TABLE = `mcp_wire_${Date.now()}`;
+const MODERN = '2026-07-28';
+
+beforeAll(async () => {
+  svc = await startTestService();
+  await createTable(TABLE, 3);
+  dbId = (await registerDatabase(svc, { name: 'wire' })).id;
+  token = (await connect(svc, svc.admin)).tokens.access_token;
+});
+afterAll(async () => svc?.stop());
+
+function post(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return svc.fetch('/mcp', {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** A 2026-07-28 request: the revision and capabilities in `_meta`, the routing headers set. */
+function modern(method: string, params: Record<string, unknown> = {}, name?: string): Promise<Response> {
+  return post(
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    },
+    {
+      'mcp-protocol-version': MODERN,
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+    },
+  );
+}
+
+describe('2026-07-28: the stateless core', () => {
+  it('server/discover names the revision, the server and its tools capability, without a session', async () => {
+    const res = await modern('server/discover');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    const { result } = await res.json();
+    expect(result.supportedVersions).toContain(MODERN);
+    expect(result.capabilities.tools).toBeDefined();
+    expect(result.serverInfo ?? result._meta?.['io.modelcontextprotocol/serverInfo']).toMatchObject({
+      name: 'countersign',
+    });
+  });
+
+  it('tools/list carries its cache hint (utilities/caching): five minutes, for this caller only', async () => {
+    const res = await modern('tools/list');
+    const { result } = await res.json();
+    expect(result).toMatchObject({ ttlMs: 300_000, cacheScope: 'private' });
+    expect(result.tools).toHaveLength(9);
+  });
+
+  it('tools/call runs the governed query, named in Mcp-Name', async () => {
+    const res = await modern(
+      'tools/call',
+      { name: 'run_query', arguments: { database_id: dbId, sql: `select count(*)::int as n from ${TABLE}` } },
+      'run_query',
+    );
+    expect(res.status).toBe(200);
+    const { result } = await res.json();
+    expect(result.structuredContent).toMatchObject({ status: 'executed', rows: [[3]] });
+  });
+
+  it('an unknown tool is a protocol error (-32602), on this revision as on 2025-11-25', async () => {
+    const res = await modern('tools/call', { name: 'test_simple_text', arguments: {} }, 'test_simple_text');
+    expect(await res.json()).toMatchObject({
+      error: { code: -32602, message: expect.stringMatching(/Unknown tool: test_simple_text/) },
+    });
+    const legacy = await post(
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'drop_everything', arguments: {} } },
+      { 'mcp-protocol-version': '2025-11-25' },
+    );
+    expect(await legacy.json()).toMatchObject({
+      id: 4,
+      error: { code: -32602, message: expect.stringMatching(/Unknown tool: drop_everything/) },
+    });
+  });
+
+  it('refuses a request whose Mcp-Method header disagrees with its body, before any tool runs', async () => {
+    const res = await post(
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      },
+      { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' },
+    );
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.id).toBe(7);
+    expect(body.error.message).toMatch(/mcp-method/i);
+  });
+
+  it('initialize is not a method of this revision', async () => {
+    const res = await modern('initialize');
+    expect(res.status).toBe(404);
+    expect((await res.json()).error.code).toBe(-32601);
+  });
+});
+
+describe('2025-11-25: initialize, then requests, no session', () => {
+  it('initialize answers with 2025-11-25 and no Mcp-Session-Id; a later call needs none', async () => {
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    expect(init.status).toBe(200);
+    expect(init.headers.get('mcp-session-id')).toBeNull();
+    // One JSON body, not an event stream: every answer here is a single message.
+    expect(init.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await init.json()).result.protocolVersion).toBe('2025-11-25');
+
+    const list = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { 'mcp-protocol-version': '2025-11-25' },
+    );
+    const { result } = await list.json();
+    expect(result.tools).toHaveLength(9);
+    // Cache hints are of the new revision only.
+    expect(result.ttlMs).toBeUndefined();
+  });
+});
+
+describe('bad requests get a clear refusal', () => {
+  it('a body that is not JSON: 400 parse error', async () => {
+    const res = await post('{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: { code: -32700, message: expect.stringMatching(/not JSON/) },
+    });
+  });
+
+  it('a body over 1 MiB: 413, without reading on', async () => {
+    const res = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+      params: { pad: 'x'.repeat(1024 * 1024) },
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({
+      error: { message: expect.stringMatching(/exceeds 1048576 bytes/) },
+    });
+  });
+
+  it('a chunked body (no Content-Length) is counted as it arrives: 413 past 1 MiB', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        // 2 MiB in all.
+        if (sent++ < 32) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await svc.fetch('/mcp', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({
+      error: { message: expect.stringMatching(/exceeds 1048576 bytes/) },
+    });
+  });
+
+  it('a chunked body under the limit is served', async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    });
+    const res = await svc.fetch('/mcp', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: 3, result: {} });
+  });
+
+  it('a body that is not declared JSON: 415 from the transport', async () => {
+    const res = await post('{}', { 'content-type': 'text/plain' });
+    expect(res.status).toBe(415);
+  });
+
+  it('GET (a session stream): 405 with Allow: POST', async () => {
+    const res = await svc.fetch('/mcp', {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('an Origin other than our own: 403 before authentication', async () => {
+    const res = await post(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { origin: 'http://evil.example.com' },
+    );
+    expect(res.status).toBe(403);
+  });
+});
