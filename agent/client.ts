@@ -10,12 +10,10 @@ import {
   AGENT_CONNECT_PATH,
   AGENT_VERSION_HEADER,
   CLOSE,
-  decodeData,
   isAllowed,
-  parseServerMessage,
+  readServerFrame,
   type ServerMessage,
   type Target,
-  wsPayload,
 } from '../tunnels/protocol.ts';
 
 export const AGENT_VERSION = '0.1.0';
@@ -108,13 +106,9 @@ export function startAgent(opts: AgentOptions): RunningAgent {
       });
       ws.on('ping', armHeartbeat);
       ws.on('message', (data, isBinary) => {
-        const buf = wsPayload(data);
-        if (isBinary) {
-          const frame = decodeData(buf);
-          if (frame) mux.receive(frame.stream, frame.payload);
-          return;
-        }
-        const msg = parseServerMessage(buf.toString('utf8'));
+        const frame = readServerFrame(data, isBinary, mux);
+        if (!frame) return;
+        const msg = frame.control;
         if (!msg) {
           ws.close(CLOSE.protocol, 'bad control frame');
           return;

@@ -5,17 +5,13 @@ import type { PatchDatabaseInput } from './database-input.ts';
 
 // Rules of a database's credential set, checked on the final state before anything is written.
 
-export interface NewCredential {
-  username: string;
+/** A credential as it will be stored, with its password still in the clear (encrypted on insert). */
+export type NewCredential = Omit<
+  CredentialRow,
+  'id' | 'database_id' | 'password_enc' | 'created_at' | 'updated_at'
+> & {
   password: string;
-  hostname: string | null;
-  ai_allowed: boolean;
-  timeout: number | null;
-  reviews_required: number;
-  default_credential: boolean;
-  restrict_access: boolean;
-  justification_required: boolean;
-}
+};
 
 type CredentialPatch = PatchDatabaseInput['credentials'] extends (infer T)[] | undefined ? T : never;
 

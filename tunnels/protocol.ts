@@ -91,3 +91,22 @@ export function wsPayload(data: Buffer | ArrayBuffer | Buffer[]): Buffer {
   if (Buffer.isBuffer(data)) return data;
   return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
 }
+
+/**
+ * One `ws` message at either end of a tunnel from the service side: a binary frame goes to its
+ * stream; a text frame is returned as the service's control message (`control` null when it is
+ * none). Null when the message was data and is delivered.
+ */
+export function readServerFrame(
+  data: Buffer | ArrayBuffer | Buffer[],
+  isBinary: boolean,
+  streams: { receive(stream: number, payload: Buffer): void },
+): { control: ServerMessage | null } | null {
+  const buf = wsPayload(data);
+  if (isBinary) {
+    const frame = decodeData(buf);
+    if (frame) streams.receive(frame.stream, frame.payload);
+    return null;
+  }
+  return { control: parseServerMessage(buf.toString('utf8')) };
+}

@@ -11,7 +11,7 @@ import { listAgentTargets } from '../store/agents.ts';
 import type { Sql } from '../store/db.ts';
 import type { AgentHub } from './hub.ts';
 import { Mux } from './mux.ts';
-import { CLOSE, decodeData, isAllowed, parseServerMessage, type Target, wsPayload } from './protocol.ts';
+import { CLOSE, isAllowed, readServerFrame, type Target } from './protocol.ts';
 
 export interface RelayServerDeps {
   sql: Sql;
@@ -38,13 +38,9 @@ export function serveRelay(deps: RelayServerDeps, agentId: string, ws: WebSocket
     mux.destroyAll('relay closed');
   });
   ws.on('message', (data, isBinary) => {
-    const buf = wsPayload(data);
-    if (isBinary) {
-      const frame = decodeData(buf);
-      if (frame) mux.receive(frame.stream, frame.payload);
-      return;
-    }
-    const msg = parseServerMessage(buf.toString('utf8'));
+    const frame = readServerFrame(data, isBinary, mux);
+    if (!frame) return;
+    const msg = frame.control;
     if (!msg || msg.type === 'hello' || msg.type === 'allow') {
       ws.close(CLOSE.protocol, 'bad control frame');
       return;
