@@ -1,14 +1,12 @@
+// The server, worker and dev modules are imported by the command that runs them: loading them all
+// (Hono, the MCP SDK, both Temporal SDKs) takes seconds under tsx, and dev mode starts its
+// embedded servers while its own modules load (issue 14).
 import { parseArgs } from 'node:util';
 import { AGENT_USAGE, runAgent } from '../agent/main.ts';
-import { startApi } from '../api/server.ts';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
-import { startMaintenance } from '../governance/maintenance.ts';
 import { newId } from '../store/ids.ts';
 import { mintSecret } from '../store/secrets.ts';
-import { startWorker } from '../worker/worker.ts';
 import { ADMIN_COMMANDS, runAdminCommand, UsageError } from './admin-commands.ts';
-import { bootstrapAndAnnounce, buildDeps, openMigratedStore } from './boot.ts';
-import { startDev } from './dev.ts';
 import { startEmbeddedStore } from './embedded-store.ts';
 import { sendLocalCommand } from './local-commands.ts';
 
@@ -35,6 +33,13 @@ type Command = (config: Config, args: string[]) => Promise<void>;
 const commands: Record<string, Command> = {
   async serve(config, args) {
     const { values } = parseArgs({ args, options: { 'with-worker': { type: 'boolean', default: false } } });
+    const [{ bootstrapAndAnnounce, buildDeps }, { startApi }, { startMaintenance }, { startWorker }] =
+      await Promise.all([
+        import('./boot.ts'),
+        import('../api/server.ts'),
+        import('../governance/maintenance.ts'),
+        import('../worker/worker.ts'),
+      ]);
     const deps = await buildDeps(config, {
       storeUrl: requireStore(config),
       temporalAddress: requireTemporal(config),
@@ -57,6 +62,10 @@ const commands: Record<string, Command> = {
   },
   async worker(config) {
     const address = requireTemporal(config);
+    const [{ buildDeps }, { startWorker }] = await Promise.all([
+      import('./boot.ts'),
+      import('../worker/worker.ts'),
+    ]);
     const deps = await buildDeps(config, {
       storeUrl: requireStore(config),
       temporalAddress: null,
@@ -69,10 +78,16 @@ const commands: Record<string, Command> = {
     await deps.sql.end({ timeout: 5 });
   },
   async dev(config) {
+    const { startDev } = await import('./dev.ts');
     const dev = await startDev(config);
-    await untilSignal();
-    process.stdout.write('  stopping…\n');
-    await dev.stop();
+    // A worker that cannot start ends dev mode (with its reason): runs would wait for it forever.
+    const workerFailed = dev.workerReady.then(() => new Promise<never>(() => {}));
+    try {
+      await Promise.race([untilSignal(), workerFailed]);
+    } finally {
+      process.stdout.write('  stopping…\n');
+      await dev.stop();
+    }
   },
   async 'generate-api-key'() {
     process.stdout.write(`${mintSecret('cskey', newId('key')).secret}\n`);
@@ -157,6 +172,7 @@ async function runAdmin(name: string, args: string[]): Promise<number> {
     {
       out: process.stdout,
       async withStore(fn) {
+        const { openMigratedStore } = await import('./boot.ts');
         const embedded = storeUrl ? null : await startEmbeddedStore(config.dataDir);
         try {
           const sql = await openMigratedStore(storeUrl ?? embedded!.url, { max: 1 });
