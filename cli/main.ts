@@ -2,15 +2,16 @@
 // (Hono, the MCP SDK, both Temporal SDKs) takes seconds under tsx, and dev mode starts its
 // embedded servers while its own modules load (issue 14).
 import { parseArgs } from 'node:util';
-import { AGENT_USAGE, runAgent } from '../agent/main.ts';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
 import { newId } from '../store/ids.ts';
 import { mintSecret } from '../store/secrets.ts';
-import { ADMIN_COMMANDS, runAdminCommand, UsageError } from './admin-commands.ts';
 import { startEmbeddedStore } from './embedded-store.ts';
 import { sendLocalCommand } from './local-commands.ts';
 
-const USAGE = `countersign <command> [options]
+/** A setting a command needs is missing (exit code 2, like a bad configuration value). */
+class MissingSettingError extends Error {}
+
+const usage = (agentUsage: string) => `countersign <command> [options]
 
   serve [--with-worker]      run the API (needs DATABASE_URL, TEMPORAL_ADDRESS, COUNTERSIGN_ENCRYPTION_KEY);
                              --with-worker also runs the Temporal worker in the same process
@@ -25,7 +26,7 @@ const USAGE = `countersign <command> [options]
   verify-audit               checks every organization's audit hash chain; exits 1 if one is broken
   agent register --name N    registers an agent and prints its id and token once (needs DATABASE_URL)
   agent revoke --id agt_…    revokes an agent's token; agent list: the agents and their status
-  ${AGENT_USAGE.replace(/\n/g, '\n  ')}
+  ${agentUsage.replace(/\n/g, '\n  ')}
 `;
 
 type Command = (config: Config, args: string[]) => Promise<void>;
@@ -96,7 +97,7 @@ const commands: Record<string, Command> = {
 
 function requireStore(config: Config): string {
   if (!config.databaseUrl)
-    throw new UsageError(
+    throw new MissingSettingError(
       'DATABASE_URL is required: the postgres:// URL of the service store (npm run dev needs none)',
     );
   return config.databaseUrl;
@@ -104,7 +105,7 @@ function requireStore(config: Config): string {
 
 function requireTemporal(config: Config): string {
   if (!config.temporalAddress)
-    throw new UsageError('TEMPORAL_ADDRESS is required (host:port of the Temporal frontend)');
+    throw new MissingSettingError('TEMPORAL_ADDRESS is required (host:port of the Temporal frontend)');
   return config.temporalAddress;
 }
 
@@ -117,12 +118,14 @@ function untilSignal(): Promise<void> {
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  // The agent process runs inside the customer's network with none of the service's settings.
-  if (name === 'agent' && !['register', 'revoke', 'list'].includes(rest[0] ?? '')) return runAgent(rest);
-  if (name && name in ADMIN_COMMANDS) return runAdmin(name, rest);
-  const command = name ? commands[name] : undefined;
+  const command = name && Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) {
-    process.stderr.write(USAGE);
+    // The agent process runs inside the customer's network with none of the service's settings.
+    if (name === 'agent' && !['register', 'revoke', 'list'].includes(rest[0] ?? ''))
+      return (await import('../agent/main.ts')).runAgent(rest);
+    const { ADMIN_COMMANDS } = await import('./admin-commands.ts');
+    if (name && name in ADMIN_COMMANDS) return runAdmin(name, rest);
+    process.stderr.write(usage((await import('../agent/main.ts')).AGENT_USAGE));
     return name && name !== 'help' && name !== '--help' ? 2 : 0;
   }
   try {
@@ -130,7 +133,7 @@ export async function main(argv: string[]): Promise<number> {
     // A command that found a problem (verify-audit) says so through process.exitCode.
     return Number(process.exitCode ?? 0);
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof UsageError) {
+    if (err instanceof ConfigError || err instanceof MissingSettingError) {
       process.stderr.write(`countersign ${name}: ${err.message}\n`);
       return 2;
     }
@@ -165,6 +168,7 @@ async function runAdmin(name: string, args: string[]): Promise<number> {
     }
   }
   const storeUrl = config.databaseUrl;
+  const { runAdminCommand } = await import('./admin-commands.ts');
   return runAdminCommand(
     name,
     args,
