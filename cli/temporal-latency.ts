@@ -13,7 +13,7 @@
  * - `system.enableActivityEagerExecution` (default false): an activity scheduled on the worker's
  *   own task queue is returned in the reply to the workflow task that scheduled it, skipping the
  *   transfer queue and matching altogether.
- * - `system.enableEagerWorkflowStart` (default true in server 1.29; set so an older default or an
+ * - `system.enableEagerWorkflowStart` (default true in servers 1.29 and 1.30; set so an older default or an
  *   operator's override does not silently add a round trip): a start from a client that shares
  *   its connection with a worker gets the first workflow task in the start reply.
  */
