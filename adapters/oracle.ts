@@ -2,14 +2,16 @@
 // Values are positional binds `:1`, `:2`, ...; `maxRows` makes the driver stop fetching after
 // maxRows + 1 rows; `callTimeout` bounds each round trip. Not run against a real server
 // (README.md): configuration, TLS options and result shaping are unit-tested.
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import oracledb, {
-  type Connection,
-  type ConnectionAttributes,
-  type FetchTypeResult,
-  type Metadata,
-  type PoolAttributes,
-  type Result,
+import type oracledb from 'oracledb';
+import type {
+  Connection,
+  ConnectionAttributes,
+  FetchTypeResult,
+  Metadata,
+  PoolAttributes,
+  Result,
 } from 'oracledb';
 import { guardedConnect } from './connect.ts';
 import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
@@ -31,6 +33,14 @@ import {
   reusableAfter,
   type SchemaRow,
 } from './values.ts';
+
+// Loaded on first use: oracledb is a sizeable module most installations never call, and every
+// process loads all adapters at start (dev mode's start time, issue 14).
+let loaded: typeof oracledb | undefined;
+const driver = (): typeof oracledb => {
+  loaded ??= createRequire(import.meta.url)('oracledb') as typeof oracledb;
+  return loaded;
+};
 
 const POOL_SIZE = 5;
 const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9._$#-]*$/;
@@ -100,16 +110,16 @@ export function wallClock(v: unknown): unknown {
  * whole, zone-less dates as wall-clock ISO text.
  */
 export function oracleFetchType(m: Metadata): FetchTypeResult | undefined {
-  if (m.dbType === oracledb.DB_TYPE_NUMBER) {
+  if (m.dbType === driver().DB_TYPE_NUMBER) {
     const unconstrained = !m.precision && (m.scale === undefined || m.scale === -127);
     if (!unconstrained && ((m.scale ?? 0) > 0 || (m.precision ?? 0) > 15))
-      return { type: oracledb.DB_TYPE_VARCHAR };
+      return { type: driver().DB_TYPE_VARCHAR };
     return undefined;
   }
-  if (m.dbType === oracledb.DB_TYPE_CLOB || m.dbType === oracledb.DB_TYPE_NCLOB)
-    return { type: oracledb.DB_TYPE_VARCHAR };
-  if (m.dbType === oracledb.DB_TYPE_BLOB) return { type: oracledb.DB_TYPE_RAW };
-  if (m.dbType === oracledb.DB_TYPE_DATE || m.dbType === oracledb.DB_TYPE_TIMESTAMP)
+  if (m.dbType === driver().DB_TYPE_CLOB || m.dbType === driver().DB_TYPE_NCLOB)
+    return { type: driver().DB_TYPE_VARCHAR };
+  if (m.dbType === driver().DB_TYPE_BLOB) return { type: driver().DB_TYPE_RAW };
+  if (m.dbType === driver().DB_TYPE_DATE || m.dbType === driver().DB_TYPE_TIMESTAMP)
     return { converter: wallClock };
   return undefined;
 }
@@ -137,10 +147,12 @@ class OraclePool implements AdapterPool {
 
   private connection(): Promise<Connection> {
     if (!this.pool) {
-      this.pool = oracledb.createPool(oraclePoolAttributes(this.config)).catch((err: unknown) => {
-        this.pool = null;
-        throw err;
-      });
+      this.pool = driver()
+        .createPool(oraclePoolAttributes(this.config))
+        .catch((err: unknown) => {
+          this.pool = null;
+          throw err;
+        });
     }
     return this.pool.then((p) => p.getConnection());
   }
@@ -148,7 +160,7 @@ class OraclePool implements AdapterPool {
   async check(): Promise<void> {
     let conn: Connection | undefined;
     try {
-      conn = await oracledb.getConnection(oracleConnectionAttributes(this.config));
+      conn = await driver().getConnection(oracleConnectionAttributes(this.config));
       await conn.execute('SELECT 1 FROM DUAL', [], {});
     } catch (err) {
       throw toAdapterError(err, this.secrets, 'connection');
@@ -170,7 +182,7 @@ class OraclePool implements AdapterPool {
     try {
       conn.callTimeout = options.timeoutSeconds * 1000;
       const res = await conn.execute<unknown[]>(text, params.map(oracleBind), {
-        outFormat: oracledb.OUT_FORMAT_ARRAY,
+        outFormat: driver().OUT_FORMAT_ARRAY,
         maxRows: options.maxRows + 1,
         // Every statement commits, as with the other engines' autocommit.
         autoCommit: true,
@@ -203,7 +215,7 @@ class OraclePool implements AdapterPool {
           WHERE c.owner = SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA')
           ORDER BY c.owner, c.table_name, c.column_id`,
         [],
-        { outFormat: oracledb.OUT_FORMAT_OBJECT },
+        { outFormat: driver().OUT_FORMAT_OBJECT },
       );
       return groupSchema(
         (res.rows ?? []).map((r) => ({ ...r, is_view: Boolean(r.is_view), nullable: Boolean(r.nullable) })),

@@ -1,7 +1,8 @@
 // SQL Server through mssql (tedious). Values are sp_executesql parameters `@p1`, `@p2`, ...;
 // rows are streamed and the request is canceled once maxRows + 1 arrived. Not run against a real
 // server (README.md): configuration, TLS options and result shaping are unit-tested.
-import sql from 'mssql';
+import { createRequire } from 'node:module';
+import type sql from 'mssql';
 import { guardedConnect } from './connect.ts';
 import { secretsOf, timeoutError, toAdapterError } from './errors.ts';
 import { sqlserverTls } from './ssl.ts';
@@ -22,6 +23,14 @@ import {
   reusableAfter,
   type SchemaRow,
 } from './values.ts';
+
+// Loaded on first use: mssql is a sizeable module most installations never call, and every
+// process loads all adapters at start (dev mode's start time, issue 14).
+let loaded: typeof sql | undefined;
+const driver = (): typeof sql => {
+  loaded ??= createRequire(import.meta.url)('mssql') as typeof sql;
+  return loaded;
+};
 
 const POOL_SIZE = 5;
 
@@ -59,9 +68,10 @@ export interface SqlServerColumn {
 const withoutZone = (d: Date) => d.toISOString().slice(0, -1);
 function converter(type: unknown): ((v: unknown) => unknown) | null {
   const date = (f: (d: Date) => string) => (v: unknown) => (v instanceof Date ? f(v) : v);
-  if (type === sql.Date) return date((d) => d.toISOString().slice(0, 10));
-  if (type === sql.Time) return date((d) => d.toISOString().slice(11, -1));
-  if (type === sql.DateTime || type === sql.DateTime2 || type === sql.SmallDateTime) return date(withoutZone);
+  if (type === driver().Date) return date((d) => d.toISOString().slice(0, 10));
+  if (type === driver().Time) return date((d) => d.toISOString().slice(11, -1));
+  if (type === driver().DateTime || type === driver().DateTime2 || type === driver().SmallDateTime)
+    return date(withoutZone);
   return null; // DateTimeOffset is an instant: jsonValue writes it in UTC
 }
 
@@ -117,8 +127,8 @@ export class SqlServerResult {
 function bind(req: sql.Request, index: number, v: ParamValue): void {
   const name = `p${index + 1}`;
   if (v instanceof Uint8Array)
-    req.input(name, sql.VarBinary, Buffer.from(v.buffer, v.byteOffset, v.byteLength));
-  else if (v instanceof Date) req.input(name, sql.DateTimeOffset, v);
+    req.input(name, driver().VarBinary, Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+  else if (v instanceof Date) req.input(name, driver().DateTimeOffset, v);
   else req.input(name, v);
 }
 
@@ -132,7 +142,7 @@ class SqlServerPool implements AdapterPool {
 
   private connected(): Promise<sql.ConnectionPool> {
     if (!this.pool) {
-      const pool = new sql.ConnectionPool(sqlserverConfig(this.config));
+      const pool = new (driver().ConnectionPool)(sqlserverConfig(this.config));
       pool.on('error', () => {}); // surfaced by the request that hits it
       this.pool = pool.connect().catch((err: unknown) => {
         this.pool = null;
@@ -143,7 +153,7 @@ class SqlServerPool implements AdapterPool {
   }
 
   async check(): Promise<void> {
-    const pool = new sql.ConnectionPool(sqlserverConfig(this.config, 1));
+    const pool = new (driver().ConnectionPool)(sqlserverConfig(this.config, 1));
     try {
       await pool.connect();
       await pool.request().query('SELECT 1');
@@ -159,7 +169,7 @@ class SqlServerPool implements AdapterPool {
     const kind = checkStatement(text);
     // A statement that may change session state (BEGIN TRAN, SET, USE...) gets a connection of
     // its own, closed afterwards: mssql cannot take one connection out of its pool.
-    const own = reusableAfter(kind) ? null : new sql.ConnectionPool(sqlserverConfig(this.config, 1));
+    const own = reusableAfter(kind) ? null : new (driver().ConnectionPool)(sqlserverConfig(this.config, 1));
     try {
       const pool = own ? await own.connect() : await this.connected();
       return await this.stream(pool, text, params, options, kind);
@@ -178,7 +188,7 @@ class SqlServerPool implements AdapterPool {
     kind: string,
   ) {
     return new Promise<QueryResult>((resolve, reject) => {
-      const req = new sql.Request(pool);
+      const req = new (driver().Request)(pool);
       req.stream = true;
       req.arrayRowMode = true;
       for (const [i, v] of params.entries()) bind(req, i, v);

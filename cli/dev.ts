@@ -1,23 +1,28 @@
 import { join } from 'node:path';
-import { startApi } from '../api/server.ts';
 import type { Config } from '../config/env.ts';
-import { startMaintenance } from '../governance/maintenance.ts';
-import { startWorker } from '../worker/worker.ts';
-import { bootstrapAndAnnounce, buildDeps } from './boot.ts';
+import type { RunningWorker } from '../worker/worker.ts';
 import { startEmbeddedStore } from './embedded-store.ts';
 import { findTemporalCli, startEmbeddedTemporal } from './embedded-temporal.ts';
-import { serveLocalCommands } from './local-commands.ts';
+import { dynamicConfigArgs } from './temporal-latency.ts';
 
 export interface DevHandle {
   apiUrl: string;
   storeUrl: string;
   temporalAddress: string;
+  /** Resolves once the worker polls (it bundles the workflow code first); rejects if it cannot start. */
+  workerReady: Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
  * `npm run dev`: API and worker in one process, with an embedded store (PGlite) when
  * DATABASE_URL is unset and a local Temporal dev server when TEMPORAL_ADDRESS is unset.
+ *
+ * Start-up order (issue 14, target: a second start answers /healthz within 4 s): the Temporal
+ * dev server (another process), PGlite and the loading of the API's modules all start at once;
+ * the API listens as soon as the store and Temporal answer; the worker, whose workflow bundle
+ * takes seconds of CPU to build, starts behind it and says when it polls. Runs started before
+ * then wait in Temporal's task queue.
  */
 export async function startDev(
   config: Config,
@@ -28,20 +33,28 @@ export async function startDev(
     for (const stop of stops.reverse()) await stop().catch(() => {});
   };
   try {
-    let storeUrl = config.databaseUrl;
-    if (!storeUrl) {
-      const store = await startEmbeddedStore(config.dataDir);
-      stops.push(store.stop);
-      storeUrl = store.url;
-    }
-    let temporalAddress = config.temporalAddress;
-    let temporalUi = config.temporalUiUrl;
-    if (!temporalAddress) {
-      const embedded = await startLocalTemporal(config);
-      stops.push(embedded.stop);
-      temporalAddress = embedded.address;
-      temporalUi = embedded.uiUrl;
-    }
+    const [store, temporal, modules] = await settleAll(
+      [
+        config.databaseUrl ? Promise.resolve(null) : startEmbeddedStore(config.dataDir),
+        config.temporalAddress ? Promise.resolve(null) : startLocalTemporal(config),
+        Promise.all([
+          import('./boot.ts'),
+          import('../api/server.ts'),
+          import('../governance/maintenance.ts'),
+          import('./local-commands.ts'),
+        ]),
+      ] as const,
+      (started) => {
+        // Whatever did start is stopped when another part failed.
+        for (const s of started)
+          if (s && typeof s === 'object' && 'stop' in s) stops.push((s as { stop(): Promise<void> }).stop);
+      },
+    );
+    const [{ bootstrapAndAnnounce, buildDeps }, { startApi }, { startMaintenance }, { serveLocalCommands }] =
+      modules;
+    const storeUrl = store?.url ?? config.databaseUrl!;
+    const temporalAddress = temporal?.address ?? config.temporalAddress!;
+    const temporalUi = temporal?.uiUrl ?? config.temporalUiUrl;
     // PGlite serves one connection at a time: a pool of one.
     const deps = await buildDeps(config, {
       storeUrl,
@@ -57,8 +70,12 @@ export async function startDev(
     await bootstrapAndAnnounce(deps, out);
     // The embedded store serves one connection, held here: admin commands run through us.
     if (!config.databaseUrl) stops.push(await serveLocalCommands(config, deps.sql));
-    const worker = await startWorker(deps, temporalAddress);
-    stops.push(worker.shutdown);
+
+    const worker: Promise<RunningWorker> = import('../worker/worker.ts').then(({ startWorker }) =>
+      startWorker(deps, temporalAddress),
+    );
+    // Stopped after the API (stops run in reverse): in-flight requests may still start runs.
+    stops.push(async () => (await worker.catch(() => null))?.shutdown());
     const api = await startApi(deps);
     stops.push(api.close);
     const stopMaintenance = startMaintenance(deps);
@@ -77,11 +94,37 @@ export async function startDev(
         '',
       ].join('\n'),
     );
-    return { apiUrl: api.url, storeUrl, temporalAddress, stop: stopAll };
+    const workerReady = worker.then(
+      () => {
+        out.write('  Worker ready: workflow runs are being picked up.\n');
+      },
+      (err: unknown) => {
+        deps.logger.error({ err }, 'the worker could not start');
+        throw err;
+      },
+    );
+    // Observed here so that a caller that never awaits it does not get an unhandled rejection.
+    workerReady.catch(() => {});
+    return { apiUrl: api.url, storeUrl, temporalAddress, workerReady, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * Promise.all that waits for every promise to settle before throwing the first failure, handing
+ * what did start to `onStarted` either way, so nothing started in parallel is left running.
+ */
+async function settleAll<const T extends readonly unknown[]>(
+  promises: { [K in keyof T]: Promise<T[K]> },
+  onStarted: (values: unknown[]) => void,
+): Promise<T> {
+  const results = await Promise.allSettled(promises);
+  onStarted(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 async function startLocalTemporal(config: Config) {
@@ -90,7 +133,7 @@ async function startLocalTemporal(config: Config) {
   // No CLI here: @temporalio/testing downloads the dev server (needs network access).
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   const env = await TestWorkflowEnvironment.createLocal({
-    server: { ui: true, dbFilename: join(config.dataDir, 'temporal.db') },
+    server: { ui: true, dbFilename: join(config.dataDir, 'temporal.db'), extraArgs: dynamicConfigArgs() },
   });
   const address = env.address;
   return { address, uiUrl: 'http://127.0.0.1:8233', stop: () => env.teardown() };

@@ -1,7 +1,7 @@
+import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Worker } from 'node:worker_threads';
 
 export interface EmbeddedStore {
   /** A postgres:// URL that postgres.js (pool of one) and psql can use while dev mode runs. */
@@ -13,22 +13,31 @@ export interface EmbeddedStore {
  * Dev mode's store: PGlite (real Postgres compiled to WASM) kept in the data folder, so a
  * restart keeps its state, and served over a loopback socket so the service talks to it with
  * the same postgres.js code as in production. PGlite serves one connection at a time.
+ *
+ * It runs in a worker thread: opening it is a second of CPU that would otherwise share the main
+ * thread with loading the service's modules at start (dev mode's start time, issue 14), and its
+ * statements then run beside the service's JavaScript rather than between it.
  */
 export async function startEmbeddedStore(dataDir: string, port = 0): Promise<EmbeddedStore> {
   const dir = join(dataDir, 'pgdata');
   await mkdir(dir, { recursive: true });
-  const db = await PGlite.create(dir);
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port });
-  await server.start();
-  const address = (
-    server as unknown as { server?: { address(): { port: number } | null } }
-  ).server?.address();
-  const actualPort = address?.port ?? port;
+  const thread = new Worker(new URL('./embedded-store-thread.mjs', import.meta.url), {
+    workerData: { dir, port },
+  });
+  const exited = once(thread, 'exit');
+  const started = await new Promise<{ port: number }>((resolve, reject) => {
+    thread.once('message', resolve);
+    thread.once('error', reject);
+    thread.once('exit', (code) =>
+      reject(new Error(`the embedded store stopped while opening (exit ${code})`)),
+    );
+  });
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${actualPort}/postgres`,
+    url: `postgres://postgres:postgres@127.0.0.1:${started.port}/postgres`,
     async stop() {
-      await server.stop();
-      await db.close();
+      if (thread.threadId === -1) return;
+      thread.postMessage('stop');
+      await exited;
     },
   };
 }

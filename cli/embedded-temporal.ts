@@ -3,7 +3,7 @@ import { access, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { dynamicConfigArgs } from './temporal-latency.ts';
 
 /** Search attributes the service registers, so runs can be listed by definition and organization. */
 export const SEARCH_ATTRIBUTES = ['CountersignWorkflowId', 'CountersignOrgId'] as const;
@@ -53,6 +53,7 @@ export async function startEmbeddedTemporal(cli: string, dataDir: string): Promi
     '--log-level',
     'error',
     ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+    ...dynamicConfigArgs(),
   ];
   const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -69,6 +70,8 @@ export async function startEmbeddedTemporal(cli: string, dataDir: string): Promi
 }
 
 async function waitForFrontend(address: string, child: ChildProcess, log: () => string): Promise<void> {
+  // Loaded here, after the spawn: the client SDK takes a while to load and the server meanwhile starts.
+  const { Connection } = await import('@temporalio/client');
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`temporal dev server exited (${child.exitCode}): ${log()}`);

@@ -73,10 +73,16 @@ const commands: Record<string, Command> = {
     await deps.sql.end({ timeout: 5 });
   },
   async dev(config) {
-    const dev = await (await import('./dev.ts')).startDev(config);
-    await untilSignal();
-    process.stdout.write('  stopping…\n');
-    await dev.stop();
+    const { startDev } = await import('./dev.ts');
+    const dev = await startDev(config);
+    // A worker that cannot start ends dev mode (with its reason): runs would wait for it forever.
+    const workerFailed = dev.workerReady.then(() => new Promise<never>(() => {}));
+    try {
+      await Promise.race([untilSignal(), workerFailed]);
+    } finally {
+      process.stdout.write('  stopping…\n');
+      await dev.stop();
+    }
   },
   async 'generate-api-key'() {
     const [{ mintSecret }, { newId }] = await Promise.all([

@@ -1,10 +1,40 @@
-// Timeouts and retry policies per step kind (workflows/README.md "Retries"). Failures an activity
-// marks non-retryable (bad SQL, a refused address, an unexpected status, an expression error)
-// fail the step at once; transport-level failures are retried with backoff.
+// Timeouts and retry policies per step kind (workflows/README.md "Retries"), and where each step
+// runs: as a regular activity, or as a local activity inside the workflow task (workflows/README.md
+// "Local activities"). Failures an activity marks non-retryable (bad SQL, a refused address, an
+// unexpected status, an expression error) fail the step at once; transport-level failures are
+// retried with backoff.
 import type { ActivityOptions } from '@temporalio/workflow';
 
 /** Seconds a step may take when it sets no timeout of its own. */
 export const DEFAULT_STEP_TIMEOUT_SECONDS = 30;
+
+/**
+ * Runs started before local activities existed have regular activities in their history; the
+ * interpreter asks `patched(LOCAL_STEPS_PATCH)` once so that their replay after a deploy issues
+ * the same commands as before (Temporal refuses a replay that differs).
+ */
+export const LOCAL_STEPS_PATCH = 'local-steps-v1';
+
+/**
+ * A step with its own timeout at most this long runs as a local activity. Its attempt (timeout
+ * plus LOCAL_ROOM_SECONDS) then fits inside the workflow task timeout (10 s), which a local
+ * activity holds open; longer steps would need the task heartbeated and gain nothing.
+ */
+export const LOCAL_STEP_MAX_SECONDS = 5;
+const LOCAL_ROOM_SECONDS = 3;
+
+/** Options that mean the same for a regular and a local activity. */
+export type StepActivityOptions = Pick<ActivityOptions, 'startToCloseTimeout' | 'retry' | 'summary'>;
+
+/** Where and how a step's activity runs. */
+export interface StepPlacement {
+  local: boolean;
+  options: StepActivityOptions;
+}
+
+function isShort(timeoutSeconds: number | null): timeoutSeconds is number {
+  return timeoutSeconds !== null && timeoutSeconds <= LOCAL_STEP_MAX_SECONDS;
+}
 
 /** Non-retryable failure types raised by activities (activities/failures.ts). */
 export const NON_RETRYABLE_TYPES = [
@@ -18,49 +48,88 @@ export const NON_RETRYABLE_TYPES = [
   'DefinitionGone',
 ];
 
-/** Activity options of a query step: the statement timeout plus room to connect and audit. */
-export function queryOptions(timeoutSeconds: number | null, summary: string): ActivityOptions {
+const STEP_RETRY = {
+  maximumAttempts: 3,
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+} as const;
+
+/**
+ * A query step: the statement timeout plus room to connect and audit. Local when the step sets a
+ * short timeout of its own; the credential's timeout (the default) may be anything up to a day.
+ */
+export function queryOptions(timeoutSeconds: number | null, summary: string): StepPlacement {
+  if (isShort(timeoutSeconds))
+    return {
+      local: true,
+      options: {
+        startToCloseTimeout: `${timeoutSeconds + LOCAL_ROOM_SECONDS} seconds`,
+        retry: STEP_RETRY,
+        summary,
+      },
+    };
   return {
-    startToCloseTimeout: `${(timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS) + 10} seconds`,
-    retry: {
-      maximumAttempts: 3,
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    local: false,
+    options: {
+      startToCloseTimeout: `${(timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS) + 10} seconds`,
+      retry: STEP_RETRY,
+      summary,
     },
-    summary,
   };
 }
 
-/** An API request is not idempotent in general: only failures to connect or time-outs retry, twice. */
-export function apiOptions(timeoutSeconds: number | null, summary: string): ActivityOptions {
+/**
+ * An API request is not idempotent in general: only failures to connect or time-outs retry, twice.
+ * Local when the step sets a short timeout of its own.
+ */
+export function apiOptions(timeoutSeconds: number | null, summary: string): StepPlacement {
+  if (isShort(timeoutSeconds))
+    return {
+      local: true,
+      options: {
+        startToCloseTimeout: `${timeoutSeconds + LOCAL_ROOM_SECONDS} seconds`,
+        retry: STEP_RETRY,
+        summary,
+      },
+    };
   return {
-    startToCloseTimeout: `${(timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS) + 5} seconds`,
-    retry: {
-      maximumAttempts: 3,
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    local: false,
+    options: {
+      startToCloseTimeout: `${(timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS) + 5} seconds`,
+      retry: STEP_RETRY,
+      summary,
     },
-    summary,
   };
 }
 
-/** Chat APIs rate-limit; a few spaced retries ride that out. */
-export function chatOptions(summary: string): ActivityOptions {
+/**
+ * Chat APIs rate-limit; a few spaced retries ride that out. A chat message is one or two short
+ * requests, so it runs locally; only a chat service slower than the workflow task timeout makes
+ * the worker heartbeat the task (the client gives up after 20 s), and the retries' backoff (30 s
+ * in all) stays inside the worker.
+ */
+export function chatOptions(summary: string): StepPlacement {
   return {
-    startToCloseTimeout: '30 seconds',
-    retry: {
-      maximumAttempts: 5,
-      initialInterval: '2 seconds',
-      backoffCoefficient: 2,
-      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    local: true,
+    options: {
+      startToCloseTimeout: '30 seconds',
+      retry: {
+        maximumAttempts: 5,
+        initialInterval: '2 seconds',
+        backoffCoefficient: 2,
+        nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+      },
+      summary,
     },
-    summary,
   };
 }
 
-/** Run bookkeeping writes to the store: retried until the store is back (a run must be recorded). */
+/**
+ * Run bookkeeping writes to the store: retried until the store is back (a run must be recorded).
+ * One idempotent statement: local (in runs with LOCAL_STEPS_PATCH); backoff past a minute becomes
+ * a Temporal timer, so a long store outage does not hold a workflow task open.
+ */
 export const BOOKKEEPING_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '10 seconds',
   retry: {

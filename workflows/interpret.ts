@@ -4,19 +4,16 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  proxyActivities,
+  patched,
   setHandler,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.ts';
 import { evaluateCondition } from '../expr/index.ts';
-import { BOOKKEEPING_OPTIONS } from './activity-options.ts';
+import { LOCAL_STEPS_PATCH } from './activity-options.ts';
 import { refuseApproval } from './approval.ts';
 import { fullContext, messageOf } from './context.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from './messages.ts';
-import { runStep, type StepRuntime, StopRun } from './steps.ts';
+import { activitiesFor, runStep, type StepRuntime, StopRun } from './steps.ts';
 import type { RunSnapshot, RunState, StepDefinition } from './types.ts';
-
-const { finishRun } = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
 
 /** Runs the steps of `snapshot` in order; resolves with the final state, or fails/cancels as the run did. */
 export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState> {
@@ -41,7 +38,8 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
     for (let i = 0; i < resume.fromIndex; i++) if (resume.steps[i]) state.steps[i] = { ...resume.steps[i]! };
     state.approvals = [...resume.approvals];
   }
-  const runtime: StepRuntime = { snapshot, state, waitingFor: null };
+  // Asked once, first: a run's answer must not change between its start and a later replay.
+  const runtime: StepRuntime = { snapshot, state, waitingFor: null, localSteps: patched(LOCAL_STEPS_PATCH) };
   setHandler(stateQuery, () => state);
   setHandler(
     approveUpdate,
@@ -129,7 +127,7 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
     }
   }
   // Recorded even when the run was canceled: the store must learn how every run ended.
-  await CancellationScope.nonCancellable(() => finishRun(snapshot.runId, state));
+  await CancellationScope.nonCancellable(() => activitiesFor(runtime).finishRun(snapshot.runId, state));
   if (state.status === 'canceled') throw failure;
   if (state.status === 'failed') {
     // Fail the Temporal execution too, so the Temporal UI and visibility agree with the store.

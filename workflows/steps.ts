@@ -1,9 +1,16 @@
 // One function per step kind. Conditions and approvals run in the workflow; query, api, chat and
-// chat_reply are activities with their own timeouts and retry policies.
-import { condition, proxyActivities } from '@temporalio/workflow';
+// chat_reply are activities with their own timeouts and retry policies, local ones where the step
+// is short (activity-options.ts).
+import { condition, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { evaluateCondition, renderJson, renderText } from '../expr/index.ts';
-import { apiOptions, BOOKKEEPING_OPTIONS, chatOptions, queryOptions } from './activity-options.ts';
+import {
+  apiOptions,
+  BOOKKEEPING_OPTIONS,
+  chatOptions,
+  queryOptions,
+  type StepPlacement,
+} from './activity-options.ts';
 import { contextFor, fullContext, renderUrl } from './context.ts';
 import type {
   ApiAction,
@@ -16,7 +23,13 @@ import type {
   StepDefinition,
 } from './types.ts';
 
-const acts = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+const remote = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+const local = proxyLocalActivities<Activities>(BOOKKEEPING_OPTIONS);
+
+/** The activities a step or the bookkeeping runs on: local ones only in runs that began with them. */
+export function activitiesFor(rt: Pick<StepRuntime, 'localSteps'>, placement?: StepPlacement) {
+  return rt.localSteps && (placement?.local ?? true) ? local : remote;
+}
 
 /** Ends the run early with this status (a false condition action). */
 export class StopRun {
@@ -31,6 +44,8 @@ export interface StepRuntime {
   snapshot: RunSnapshot;
   state: RunState;
   waitingFor: StepDefinition | null;
+  /** patched(LOCAL_STEPS_PATCH): false only when replaying a run begun before local activities. */
+  localSteps: boolean;
 }
 
 /** Runs one step and returns its output (SPEC.md 2.1 "Step output shapes"). */
@@ -62,7 +77,8 @@ export async function runStep(rt: StepRuntime, step: StepDefinition): Promise<un
 
 function query(rt: StepRuntime, step: StepDefinition, a: QueryAction) {
   const { snapshot } = rt;
-  return acts.runQueryStep.executeWithOptions(queryOptions(a.timeout_seconds, `query: ${step.name}`), [
+  const placement = queryOptions(a.timeout_seconds, `query: ${step.name}`);
+  return activitiesFor(rt, placement).runQueryStep.executeWithOptions(placement.options, [
     {
       orgId: snapshot.orgId,
       runId: snapshot.runId,
@@ -82,30 +98,29 @@ function api(rt: StepRuntime, step: StepDefinition, a: ApiAction) {
   const ctx = fullContext(rt.snapshot, rt.state);
   const endpoint = renderUrl(a.endpoint, ctx);
   const body = a.body === null ? null : { json: renderJson(a.body, ctx) };
-  return acts.callApiStep.executeWithOptions(
-    apiOptions(a.timeout_seconds, `api: ${step.name} ${a.method} ${safeUrl(endpoint)}`),
-    [
-      {
-        runId: rt.snapshot.runId,
-        workflowId: rt.snapshot.workflowId,
-        stepId: step.id,
-        method: a.method,
-        endpoint,
-        headers: a.headers,
-        body,
-        expectedStatus: a.expected_status,
-        includeServiceJwt: a.include_service_jwt,
-        timeoutSeconds: a.timeout_seconds,
-      },
-    ],
-  );
+  const placement = apiOptions(a.timeout_seconds, `api: ${step.name} ${a.method} ${safeUrl(endpoint)}`);
+  return activitiesFor(rt, placement).callApiStep.executeWithOptions(placement.options, [
+    {
+      runId: rt.snapshot.runId,
+      workflowId: rt.snapshot.workflowId,
+      stepId: step.id,
+      method: a.method,
+      endpoint,
+      headers: a.headers,
+      body,
+      expectedStatus: a.expected_status,
+      includeServiceJwt: a.include_service_jwt,
+      timeoutSeconds: a.timeout_seconds,
+    },
+  ]);
 }
 
 function chat(rt: StepRuntime, step: StepDefinition, a: ChatAction) {
   let text = renderText(a.message, fullContext(rt.snapshot, rt.state));
   // SPEC.md 2.1: link_text is the text of the link to the run (Slack mrkdwn link syntax).
   if (a.link_text) text += `\n<${rt.snapshot.runUrl}|${a.link_text.replace(/[<>|]/g, '')}>`;
-  return acts.postChatMessage.executeWithOptions(chatOptions(`chat: ${step.name} to ${a.chat_channel}`), [
+  const placement = chatOptions(`chat: ${step.name} to ${a.chat_channel}`);
+  return activitiesFor(rt, placement).postChatMessage.executeWithOptions(placement.options, [
     { channel: a.chat_channel, text, threadTs: null },
   ]);
 }
@@ -117,10 +132,10 @@ function chatReply(rt: StepRuntime, step: StepDefinition, a: ChatReplyAction) {
     throw new Error(`chat step ${a.step_name} did not send a message to reply to`);
   }
   const text = renderText(a.message, fullContext(rt.snapshot, rt.state));
-  return acts.postChatMessage.executeWithOptions(
-    chatOptions(`chat_reply: ${step.name} in thread of ${a.step_name}`),
-    [{ channel: out.channel, text, threadTs: out.timestamp }],
-  );
+  const placement = chatOptions(`chat_reply: ${step.name} in thread of ${a.step_name}`);
+  return activitiesFor(rt, placement).postChatMessage.executeWithOptions(placement.options, [
+    { channel: out.channel, text, threadTs: out.timestamp },
+  ]);
 }
 
 async function approval(rt: StepRuntime, step: StepDefinition, a: ApprovalAction) {
@@ -129,7 +144,7 @@ async function approval(rt: StepRuntime, step: StepDefinition, a: ApprovalAction
   const st = state.steps.find((s) => s.id === step.id)!;
   st.status = 'waiting';
   rt.waitingFor = step;
-  await acts.setRunStatus(snapshot.runId, 'waiting_for_approval');
+  await activitiesFor(rt).setRunStatus(snapshot.runId, 'waiting_for_approval');
   const done = () =>
     decisions().some((d) => d.decision === 'reject') ||
     decisions().filter((d) => d.decision === 'approve').length >= a.reviews_required;
@@ -154,7 +169,7 @@ async function approval(rt: StepRuntime, step: StepDefinition, a: ApprovalAction
   const rejection = decisions().find((d) => d.decision === 'reject');
   if (rejection)
     throw new Error(`rejected by ${rejection.email}${rejection.comment ? `: ${rejection.comment}` : ''}`);
-  await acts.setRunStatus(snapshot.runId, 'running');
+  await activitiesFor(rt).setRunStatus(snapshot.runId, 'running');
   return { approved_by: decisions().map((d) => ({ user_id: d.user_id, email: d.email })) };
 }
 

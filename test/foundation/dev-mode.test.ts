@@ -22,6 +22,33 @@ function capture(): { stream: Writable; text: () => string } {
   return { stream, text: () => text };
 }
 
+async function runOneWorkflow(url: string, apiKey: string): Promise<string> {
+  const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
+  const created = await fetch(`${url}/api/v1/workflows`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      name: 'dev check',
+      steps: [{ name: 'gate', action: { __type__: 'condition', expression: '1 < 2', on_false: 'fail' } }],
+    }),
+  });
+  expect(created.status).toBe(201);
+  const wf = (await created.json()) as { id: string };
+  const ran = await fetch(`${url}/api/v1/workflows/${wf.id}/run`, { method: 'POST', headers, body: '{}' });
+  expect(ran.status).toBe(200);
+  const runId = /run_[0-9A-Z]{26}/.exec(await ran.text())![0];
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+    const run = (await (
+      await fetch(`${url}/api/v1/workflows/${wf.id}/runs/${runId}`, { headers })
+    ).json()) as {
+      status: string;
+    };
+    if (run.status !== 'running') return run.status;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the run did not finish within 60 s');
+}
+
 describe('npm run dev (embedded PGlite store and local Temporal dev server)', () => {
   it('comes up healthy, authenticates the printed key, and keeps its state across a restart', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cs-dev-'));
@@ -36,13 +63,24 @@ describe('npm run dev (embedded PGlite store and local Temporal dev server)', ()
       expect(first.text()).toMatch(/MCP endpoint: http:\/\/127\.0\.0\.1:\d+\/mcp/);
       expect(first.text()).toMatch(/Temporal UI: +http:\/\/127\.0\.0\.1:\d+/);
       apiKey = /API key: +(\S+)/.exec(first.text())![1]!;
+      let workerUp = false;
+      void dev.workerReady.then(() => {
+        workerUp = true;
+      });
       expect((await fetch(`${dev.apiUrl}/healthz`)).status).toBe(200);
+      // Issue 14: the API answers while the worker still bundles the workflow code (seconds).
+      expect(workerUp).toBe(false);
       const ready = await fetch(`${dev.apiUrl}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', temporal: 'ok' } });
       expect((await fetch(`${dev.apiUrl}/api/v1/me`, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
       expect((await fetch(`${dev.apiUrl}/api/v1/me`, { headers: { 'x-api-key': 'wrong' } })).status).toBe(
         401,
       );
+      // A run started before the worker polls waits in Temporal's queue and succeeds once it does.
+      const status = runOneWorkflow(dev.apiUrl, apiKey);
+      await dev.workerReady;
+      expect(first.text()).toMatch(/Worker ready/);
+      expect(await status).toBe('succeeded');
     } finally {
       await dev.stop();
     }

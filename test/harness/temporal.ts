@@ -5,6 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { dynamicConfigArgs, LATENCY_DYNAMIC_CONFIG } from '../../cli/temporal-latency.ts';
 import {
   findExecutable,
   MissingBinaryError,
@@ -52,6 +53,10 @@ export async function startTemporal(opts: {
   uiPort: number;
   /** false: a bare server as an operator would run it, without Countersign's search attributes. */
   searchAttributes?: boolean;
+  /** Dynamic-config values; default: the ones the service relies on for latency (as dev mode). */
+  dynamicConfig?: Record<string, number | boolean | string>;
+  /** A SQLite file to keep state in (as dev mode does); default in memory. */
+  dbFilename?: string;
 }): Promise<StartedTemporal> {
   const { dir, port, uiPort } = opts;
   const cli = findTemporal();
@@ -71,6 +76,8 @@ export async function startTemporal(opts: {
     String(uiPort),
   ];
   args.push('--log-level', 'warn', '--namespace', namespace);
+  args.push(...dynamicConfigArgs(opts.dynamicConfig ?? LATENCY_DYNAMIC_CONFIG));
+  if (opts.dbFilename) args.push('--db-filename', opts.dbFilename);
   if (opts.searchAttributes !== false)
     for (const [key, type] of Object.entries(SEARCH_ATTRIBUTES))
       args.push('--search-attribute', `${key}=${type}`);
