@@ -8,6 +8,7 @@
 //   workflow-bundle.js                   workflows/index.ts bundled by Temporal's bundleWorkflowCode;
 //                                        the compiled worker loads it (workflowBundle.codePath)
 //   migrations/*.sql                     the store migrations, read beside the compiled code
+//   assets/*.js                          the pages' browser scripts (api/pages/assets), likewise
 //   build.json                           every source file both bundles were made from, with its
 //                                        size, mtime and SHA-256, so bin/countersign.js can tell a
 //                                        build made from the current sources from a stale one
@@ -82,12 +83,18 @@ try {
   const migrations = (await readdir(join(ROOT, 'store/migrations'))).filter((f) => f.endsWith('.sql'));
   for (const f of migrations) await copyFile(join(ROOT, 'store/migrations', f), join(temp, 'migrations', f));
 
+  // Browser scripts the pages serve (api/pages/assets), read beside the compiled code.
+  await mkdir(join(temp, 'assets'));
+  const assets = (await readdir(join(ROOT, 'api/pages/assets'))).filter((f) => f.endsWith('.js'));
+  for (const f of assets) await copyFile(join(ROOT, 'api/pages/assets', f), join(temp, 'assets', f));
+
   const sources = new Set(
     [...Object.keys(app.metafile.inputs), ...Object.keys(workflowInputs.metafile.inputs)].filter(
       (f) => !f.startsWith('node_modules/') && !f.includes(':'),
     ),
   );
   for (const f of migrations) sources.add(`store/migrations/${f}`);
+  for (const f of assets) sources.add(`api/pages/assets/${f}`);
   // The workflow bundle holds the SDK's own code: a changed lock file may change it.
   sources.add('package-lock.json');
   const inputs = {};

@@ -66,6 +66,18 @@ const commands: Record<string, Command> = {
       temporalAddress: null,
       dev: false,
     });
+    // Issue 14.1: a worker started before any API process still finds the search attributes its
+    // runs carry (or stops naming the command to create them).
+    const [{ connectTemporal }, { ensureSearchAttributes }] = await Promise.all([
+      import('../core/temporal.ts'),
+      import('./temporal-setup.ts'),
+    ]);
+    const setup = await connectTemporal(address, config);
+    try {
+      await ensureSearchAttributes(setup, deps.logger);
+    } finally {
+      await setup.connection.close();
+    }
     const worker = await startWorker(deps, address);
     await Promise.race([untilSignal(), worker.done]);
     // SIGTERM: stop polling, let running activities finish (graceful shutdown).

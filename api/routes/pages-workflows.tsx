@@ -1,7 +1,7 @@
 // Workflow pages (issue 16): the list, one workflow (start a run, archive), and the editor. The
 // editor saves through POST/PATCH /api/v1/workflows with the session and its CSRF header, so a
 // definition saved here is checked and stored exactly as one sent to the API.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Hono } from 'hono';
 import { mayRead, mayStart } from '../../automation/access.ts';
 import { archiveWorkflow } from '../../automation/definitions.ts';
@@ -25,7 +25,14 @@ import { WorkflowEditor } from '../pages/workflow-editor.tsx';
 import { WorkflowList, WorkflowPage } from '../pages/workflows.tsx';
 
 // Read once at start: the island is a static file beside the page that draws its templates.
-const EDITOR_SCRIPT = readFileSync(new URL('../pages/assets/workflow-editor.js', import.meta.url), 'utf8');
+// Beside the sources in api/pages/assets; a compiled build keeps a copy beside its chunks (bin/build.js).
+const EDITOR_SCRIPT = readFileSync(
+  [
+    new URL('../pages/assets/workflow-editor.js', import.meta.url),
+    new URL('./assets/workflow-editor.js', import.meta.url),
+  ].find((u) => existsSync(u)) ?? new URL('../pages/assets/workflow-editor.js', import.meta.url),
+  'utf8',
+);
 
 export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();

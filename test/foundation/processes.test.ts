@@ -224,6 +224,32 @@ describe('production processes', () => {
     }
   }, 180_000);
 
+  it('a worker started alone creates the search attributes its runs carry', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'countersign-bare-temporal-'));
+    const bare = await startTemporal({
+      dir,
+      port: await freePort(),
+      uiPort: await freePort(),
+      searchAttributes: false,
+    });
+    try {
+      expect(await customAttributes(bare.server)).not.toHaveProperty('CountersignOrgId');
+      const { env } = await environment(bare.server);
+      const worker = start(['worker'], env);
+      const attrs = await until('the search attributes', async () => {
+        const now = await customAttributes(bare.server);
+        return 'CountersignOrgId' in now ? now : undefined;
+      });
+      expect(attrs).toHaveProperty('CountersignWorkflowId');
+      // It may still be bundling its workflows: this test is about what it did before.
+      worker.kill('SIGKILL');
+      await exitCode(worker);
+    } finally {
+      await bare.process.stop('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it('serve --with-worker runs both in one process', async () => {
     const { env, url, apiKey } = await environment();
     const both = start(['serve', '--with-worker'], env);
