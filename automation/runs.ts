@@ -19,7 +19,7 @@ import type { interpretWorkflow } from '../workflows/interpret.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
 import { runSearchAttributes } from '../workflows/search-attributes.ts';
 import type { RunSnapshot, RunState, RunTrigger } from '../workflows/types.ts';
-import { mayRead, mayStart, readableWorkflow, startableWorkflow } from './access.ts';
+import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { redactRun } from './redact.ts';
 import { buildSnapshot } from './snapshot.ts';
 import { startFailureReason } from './start-failure.ts';

@@ -1,8 +1,12 @@
 // Dashboards (SPEC.md 2.3, 4.3): create, read, list, replace, archive, delete, and who may see a
 // restricted one. Every function acts as a person (a personal token or a web session).
-import { forbidden, notFound, validationFailed } from '../core/errors.ts';
-import type { QueryActor } from '../governance/query.ts';
-import type { UserPrincipal } from '../identity/principal.ts';
+import { notFound, validationFailed } from '../core/errors.ts';
+import {
+  actorOfViewer,
+  canSeeDashboard,
+  requireEditor,
+  type Viewer,
+} from '../governance/dashboard-access.ts';
 import type { DashboardGrantRow, DashboardRow } from '../store/dashboards.ts';
 import * as store from '../store/dashboards.ts';
 import type { Tx } from '../store/db.ts';
@@ -11,27 +15,8 @@ import { findUserById } from '../store/users.ts';
 import { normalizePanels } from './panels.ts';
 import type { CreateDashboard, UpdateDashboard } from './schema.ts';
 
-/** The person a dashboard request acts as. */
-export type Viewer = Pick<UserPrincipal, 'orgId' | 'userId' | 'role' | 'email'>;
-
-export function actorOfViewer(v: Viewer): QueryActor {
-  return { kind: 'user', userId: v.userId, role: v.role };
-}
-
-/**
- * SPEC.md 2.3 restricted_access: a restricted dashboard exists only for super admins, the person
- * who created it and users granted it; for anyone else it is a 404, never a 403.
- */
-export async function canSeeDashboard(sql: Tx, d: DashboardRow, v: Viewer): Promise<boolean> {
-  if (!d.restricted_access || v.role === 'super_admin' || d.created_by === v.userId) return true;
-  return store.hasDashboardGrant(sql, d.id, v.userId);
-}
-
-/** Changing a dashboard needs its creator or an admin (who must be able to see it). */
-function requireEditor(d: DashboardRow, v: Viewer): void {
-  if (d.created_by !== v.userId && v.role === 'member')
-    throw forbidden('only the creator of a dashboard or an admin may change it');
-}
+export type { Viewer } from '../governance/dashboard-access.ts';
+export { actorOfViewer, canSeeDashboard } from '../governance/dashboard-access.ts';
 
 /** The dashboard if the viewer may see it, else 404. */
 export async function visibleDashboard(

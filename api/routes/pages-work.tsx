@@ -1,6 +1,6 @@
 // Pages where people act on work waiting for them: query-request reviews and workflow runs.
 import { Hono } from 'hono';
-import { mayRead } from '../../automation/access.ts';
+import { mayRead } from '../../governance/workflow-access.ts';
 import { approvalRefusal, previewNextStep } from '../../automation/approval-context.ts';
 import { presentRun } from '../../automation/present.ts';
 import {

@@ -3,7 +3,7 @@
 // definition saved here is checked and stored exactly as one sent to the API.
 import { existsSync, readFileSync } from 'node:fs';
 import { Hono } from 'hono';
-import { mayRead, mayStart } from '../../automation/access.ts';
+import { mayRead, mayStart } from '../../governance/workflow-access.ts';
 import { archiveWorkflow } from '../../automation/definitions.ts';
 import { presentWorkflow } from '../../automation/present.ts';
 import { startRun, typedInputs } from '../../automation/runs.ts';

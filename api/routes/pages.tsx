@@ -1,7 +1,7 @@
 // The web interface (DESIGN.md: hono/jsx pages served by the API). Every page here needs a
 // session; handlers call the same domain functions as the REST routes and draw the answer.
 import { Hono } from 'hono';
-import { mayStart } from '../../automation/access.ts';
+import { mayStart } from '../../governance/workflow-access.ts';
 import type { Deps } from '../../core/deps.ts';
 import { getDashboard, listDashboards } from '../../dashboards/manage.ts';
 import { runAction, runPanel } from '../../dashboards/run.ts';
@@ -95,7 +95,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
       dashboard.panels.flatMap((p) => p.actions.flatMap((a) => (a.workflow_id ? [a.workflow_id] : []))),
     )) {
       const wf = await findWorkflow(deps.sql, v.orgId, id);
-      // Only workflows the viewer may start get a button (run_permissions, automation/access.ts).
+      // Only workflows the viewer may start get a button (run_permissions, governance/workflow-access.ts).
       if (wf && mayStart(v, wf)) workflowNames[id] = wf.name;
     }
     return render(

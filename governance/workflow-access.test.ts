@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StepDefinition } from '../workflows/types.ts';
-import { mayRead, mayStart } from './access.ts';
+import { mayRead, mayStart } from './workflow-access.ts';
 
 const person = (userId: string, role: 'member' | 'admin' | 'super_admin' = 'member') =>
   ({ kind: 'user', userId, role }) as const;
