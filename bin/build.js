@@ -9,6 +9,7 @@
 //                                        the compiled worker loads it (workflowBundle.codePath)
 //   migrations/*.sql                     the store migrations, read beside the compiled code
 //   assets/*.js                          the pages' browser scripts (api/pages/assets), likewise
+//   embedded-store-thread.mjs            dev mode's PGlite thread, started by URL beside the code
 //   build.json                           every source file both bundles were made from, with its
 //                                        size, mtime and SHA-256, so bin/countersign.js can tell a
 //                                        build made from the current sources from a stale one
@@ -88,6 +89,10 @@ try {
   const assets = (await readdir(join(ROOT, 'api/pages/assets'))).filter((f) => f.endsWith('.js'));
   for (const f of assets) await copyFile(join(ROOT, 'api/pages/assets', f), join(temp, 'assets', f));
 
+  // Files the code starts by URL beside itself (new URL('./…', import.meta.url)): a worker thread.
+  const besides = ['cli/embedded-store-thread.mjs'];
+  for (const f of besides) await copyFile(join(ROOT, f), join(temp, f.split('/').at(-1)));
+
   const sources = new Set(
     [...Object.keys(app.metafile.inputs), ...Object.keys(workflowInputs.metafile.inputs)].filter(
       (f) => !f.startsWith('node_modules/') && !f.includes(':'),
@@ -95,6 +100,7 @@ try {
   );
   for (const f of migrations) sources.add(`store/migrations/${f}`);
   for (const f of assets) sources.add(`api/pages/assets/${f}`);
+  for (const f of besides) sources.add(f);
   // The workflow bundle holds the SDK's own code: a changed lock file may change it.
   sources.add('package-lock.json');
   const inputs = {};
