@@ -2,8 +2,11 @@
 // with its audit append) against the same 1-row query through @bytebase/dbhub's MCP
 // `execute_sql` (a direct, ungoverned MCP server) on the same PostgreSQL, in the same run. Our
 // calls speak MCP 2025-11-25 (the v1 SDK client, as dbhub's are), and once more 2026-07-28 (the
-// v2 SDK client pinned to it) for the sequential figure.
-import { type ChildProcess, spawn } from 'node:child_process';
+// v2 SDK client pinned to it) for the sequential figure. Countersign runs as `countersign serve`
+// in a process of its own, compiled as in production, like dbhub: in the bench's own process it
+// would share one event loop with the eight clients that drive it, and dbhub does not.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   Client as ModernClient,
@@ -13,7 +16,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
 import * as v from 'valibot';
-import { startApi } from '../api/server.ts';
 import { buildDeps } from '../cli/boot.ts';
 import { loadConfig } from '../config/env.ts';
 import type { Deps } from '../core/deps.ts';
@@ -79,12 +81,13 @@ const bench: Bench = {
       onnotice: () => {},
     });
     const [apiPort, dbhubPort] = await freePorts(2);
-    const config = loadConfig({
+    const env = {
       DATABASE_URL: store.url,
       PORT: String(apiPort),
       COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
       LOG_LEVEL: 'silent',
-    });
+    };
+    const config = loadConfig(env);
     // The same deps as `countersign serve` builds.
     const deps = await buildDeps(config, {
       storeUrl: store.url,
@@ -93,7 +96,27 @@ const bench: Bench = {
       dev: false,
     });
     const sql = deps.sql;
-    const api = await startApi(deps);
+    // `npm start`'s shape: the compiled build (made now if the sources changed), its own process.
+    execFileSync(process.execPath, ['bin/build.js', '--if-stale', '--quiet'], { stdio: 'inherit' });
+    const serve = spawn(process.execPath, ['bin/countersign.js', 'serve'], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ...env,
+        TEMPORAL_ADDRESS: started.servers.temporal.address,
+        TEMPORAL_NAMESPACE: started.servers.temporal.namespace,
+        COUNTERSIGN_RUN: 'dist',
+        // e.g. BENCH_SERVE_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the server alone.
+        ...(process.env.BENCH_SERVE_NODE_OPTIONS
+          ? { NODE_OPTIONS: process.env.BENCH_SERVE_NODE_OPTIONS }
+          : {}),
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const api = { url: `http://127.0.0.1:${apiPort}` };
+    await retry(async () => {
+      if (!(await fetch(`${api.url}/healthz`)).ok) throw new Error('not ready');
+    });
     let dbhub: ChildProcess | null = null;
     const clients: Client[] = [];
     const closers: Array<() => Promise<unknown>> = [];
@@ -198,6 +221,8 @@ const bench: Bench = {
           ),
         ),
       );
+      // Resident memory of the serve process right after 2000 calls from 8 clients (issue 14: ≤ 300 MB).
+      const loadedRss = rssMb(serve.pid);
       const theirsPerSecond = await throughput(
         await callers(`http://127.0.0.1:${dbhubPort}/mcp`, {}, async (c) =>
           expectOk(await c.callTool({ name: 'execute_sql', arguments: { sql: statement } })),
@@ -223,12 +248,19 @@ const bench: Bench = {
           baseline: `dbhub execute_sql: ${Math.round(theirsPerSecond)} calls/s`,
           comparison: `ratio ${(oursPerSecond / theirsPerSecond).toFixed(2)}`,
         },
+        {
+          figure: `serve RSS right after ${THROUGHPUT_CALLS} calls from ${CONCURRENCY} clients (built, own process)`,
+          value: `${loadedRss} MB`,
+          baseline: 'target ≤ 300 MB',
+          comparison: loadedRss <= 300 ? 'met' : 'not met',
+        },
       ];
     } finally {
       for (const c of clients) await c.close().catch(() => {});
       for (const close of closers) await close().catch(() => {});
       dbhub?.kill('SIGTERM');
-      await api.close();
+      serve.kill('SIGTERM');
+      if (serve.exitCode === null) await new Promise((r) => serve.once('exit', r));
       await deps.pools.closeAll();
       await bare`drop table if exists ${bare(table)}`.catch(() => {});
       await bare.end({ timeout: 1 });
@@ -239,6 +271,11 @@ const bench: Bench = {
   },
 };
 export default bench;
+
+function rssMb(pid: number | undefined): number {
+  const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Math.round(Number(kb) / 1024);
+}
 
 /** A real grant through the domain functions: register, authorize (PKCE), exchange the code. */
 async function accessToken(deps: Deps, userId: string): Promise<string> {
