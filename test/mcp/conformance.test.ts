@@ -28,16 +28,10 @@ const TABLE = `mcp_conf_${Date.now()}`;
 /**
  * The conformance CLI uses fs.globSync, so it needs Node 22 or later. The test's own Node when it
  * is one; else the project's Node (the `node` devDependency puts it in node_modules/.bin); else
- * the one a developer installed for this under /tmp/nodetest. No such Node fails the suite with
- * the reason: it is never skipped.
+ * $CONFORMANCE_NODE. No such Node fails the suite with the reason: it is never skipped.
  */
 async function conformanceNode(): Promise<string> {
-  const candidates = [
-    process.execPath,
-    join(BIN, 'node'),
-    process.env.CONFORMANCE_NODE ?? '',
-    '/tmp/nodetest/node_modules/.bin/node',
-  ];
+  const candidates = [process.execPath, join(BIN, 'node'), process.env.CONFORMANCE_NODE ?? ''];
   for (const candidate of candidates) {
     if (!candidate || !existsSync(candidate)) continue;
     const { stdout } = await run(candidate, ['--version']).catch(() => ({ stdout: '' }));
