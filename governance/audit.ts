@@ -42,6 +42,21 @@ export interface ReviewFacts {
   bypassReason: string | null;
 }
 
+const AUDITED = Symbol('countersign.audited');
+
+/**
+ * Marks an error the pipeline has already written to the audit log, so that a caller which audits
+ * what it sees go wrong (an MCP tool call) does not write the same attempt twice.
+ */
+export function markAudited<E>(err: E): E {
+  if (typeof err === 'object' && err !== null) (err as Record<symbol, boolean>)[AUDITED] = true;
+  return err;
+}
+
+export function wasAudited(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, boolean>)[AUDITED] === true;
+}
+
 /** Appends one entry to the organization's hash chain. Throws when the store refuses: fail closed. */
 export async function recordAttempt(sql: Tx, a: AuditAttempt): Promise<{ id: string; seq: bigint }> {
   const entry = toEntry(a);

@@ -6,7 +6,7 @@ import { poolFor } from '../registry/connections.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import { updateRequest } from '../store/query-requests.ts';
 import { checkAiUse } from './ai-access.ts';
-import { type AuditAttempt, type ReviewFacts, recordAttempt } from './audit.ts';
+import { type AuditAttempt, markAudited, type ReviewFacts, recordAttempt } from './audit.ts';
 import type { StatementClass } from './classify.ts';
 import { planProtection, ServerStyleError } from './protection/index.ts';
 import type { GovernanceDeps, GovernedOutcome, GovernedQuery, QueryActor, QueryOrigin } from './types.ts';
@@ -94,7 +94,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       durationMs: performance.now() - t0,
       detail: failure.message,
     });
-    throw failure;
+    throw markAudited(failure);
   }
   const audit = await recordAttempt(deps.sql, {
     ...base,
@@ -168,10 +168,10 @@ export async function deny(deps: GovernanceDeps, attempt: AttemptBase, err: unkn
       outcome: 'failed',
       detail: 'internal error before execution',
     });
-    throw err;
+    throw markAudited(err);
   }
   await recordAttempt(deps.sql, { ...attempt, outcome: 'denied', detail: err.detail });
-  throw err;
+  throw markAudited(err);
 }
 
 function asQueryFailed(err: unknown): AppError {

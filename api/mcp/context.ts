@@ -19,8 +19,6 @@ export interface ToolContext {
   /** The governance actor: the user, labeled with the OAuth client (SPEC.md 1.4). */
   actor: AiActor;
   orgId: string;
-  /** Set once the call entered the governed pipeline, which audits it from there. */
-  piped?: boolean;
 }
 
 /** A tool: its MCP definition, its valibot input schema and what it does. */
@@ -32,6 +30,11 @@ export interface ToolDef<S extends v.GenericSchema = v.GenericSchema> {
   input: S;
   /** Reads only (MCP ToolAnnotations.readOnlyHint). */
   readOnly: boolean;
+  /**
+   * A successful call is a governed query, which the pipeline audits itself (one entry per
+   * attempt, errors it refused marked as audited): callTool adds no 'mcp.tool' event for it.
+   */
+  runsQueries?: true;
   run(ctx: ToolContext, input: v.InferOutput<S>): Promise<unknown>;
 }
 

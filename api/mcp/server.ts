@@ -11,6 +11,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { wasAudited } from '../../governance/audit.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { auditToolCall, type ToolContext, type ToolDef, toolContext } from './context.ts';
 import { toolInputSchema } from './tool-schema.ts';
@@ -106,7 +107,7 @@ export async function callTool(ctx: ToolContext, tool: ToolDef, args: unknown): 
       : null;
   try {
     const result = (await tool.run(ctx, parsed.output)) as Record<string, unknown>;
-    if (!ctx.piped)
+    if (!tool.runsQueries)
       await auditToolCall(ctx, {
         tool: tool.name,
         args,
@@ -122,7 +123,8 @@ export async function callTool(ctx: ToolContext, tool: ToolDef, args: unknown): 
       );
     }
     const message = err instanceof AppError ? err.detail : 'the tool failed';
-    if (!ctx.piped) {
+    // What the pipeline refused or saw fail it has audited; anything else is this call's to record.
+    if (!wasAudited(err)) {
       await auditToolCall(ctx, {
         tool: tool.name,
         args,

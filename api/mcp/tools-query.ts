@@ -8,14 +8,7 @@ import {
   runGovernedQuery,
 } from '../../governance/query.ts';
 import { searchAudit } from '../../store/audit.ts';
-import {
-  aiTarget,
-  jsonValue,
-  readSchema,
-  TOOL_AUDIT_PREFIX,
-  type ToolContext,
-  type ToolDef,
-} from './context.ts';
+import { aiTarget, jsonValue, readSchema, TOOL_AUDIT_PREFIX, type ToolDef } from './context.ts';
 import { cancelRequestView, describeRequest, getRequestView, runApprovedRequest } from './requests.ts';
 
 const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
@@ -51,14 +44,13 @@ export const runQueryTool: ToolDef<typeof RunInput> = {
     'with only that request_id to run it unchanged.',
   input: RunInput,
   readOnly: false,
+  runsQueries: true,
   async run(ctx, input) {
     if (input.request_id) {
-      markPiped(ctx);
       return shapeOutcome(await runApprovedRequest(ctx, input.request_id));
     }
     if (!input.database_id || !input.sql)
       throw new QueryDeniedError('give database_id and sql, or request_id');
-    markPiped(ctx);
     const outcome = await runGovernedQuery(ctx.deps, {
       orgId: ctx.orgId,
       actor: ctx.actor,
@@ -100,6 +92,7 @@ export const sampleTableTool: ToolDef<typeof SampleInput> = {
     'The first rows of a table or view (default 10, at most 100), through the same governance as run_query.',
   input: SampleInput,
   readOnly: true,
+  runsQueries: true,
   async run(ctx, input) {
     const { db, cred } = await aiTarget(ctx, input.database_id, input.credential_id);
     // The name must be a table the schema lists: only then is it quoted into the statement.
@@ -112,7 +105,6 @@ export const sampleTableTool: ToolDef<typeof SampleInput> = {
       );
     }
     const statement = sampleStatement(db.adapter, tables[0]!.schema, tables[0]!.name, input.limit);
-    markPiped(ctx);
     const outcome = await runGovernedQuery(ctx.deps, {
       orgId: ctx.orgId,
       actor: ctx.actor,
@@ -191,11 +183,6 @@ export const queryHistoryTool: ToolDef<typeof HistoryInput> = {
     };
   },
 };
-
-/** The tool is about to enter the pipeline, which audits from here on. */
-function markPiped(ctx: ToolContext): void {
-  ctx.piped = true;
-}
 
 function shapeOutcome(outcome: GovernedOutcome | PendingReviewOutcome): Record<string, unknown> {
   if (outcome.status === 'pending_review') {

@@ -126,6 +126,48 @@ describe('run_query governance for AI (SPEC.md 1.4, 8)', () => {
   });
 });
 
+describe('one audit entry per tool call (issue 17: no mutable "piped" flag)', () => {
+  const entriesSince = async (seq: bigint) =>
+    svc.deps.sql<{ event: string; outcome: string; statement: string; subject: { tool?: string } | null }[]>`
+      select event, outcome, statement, subject from audit_log
+      where actor_user_id = ${memberId} and seq > ${seq} order by seq`;
+  const head = async () =>
+    (
+      await svc.deps.sql<
+        { seq: bigint }[]
+      >`select coalesce(max(seq), 0) as seq from audit_log where org_id = ${orgId}`
+    )[0]!.seq;
+
+  it('a query the pipeline refuses leaves its query entry and no second tool event', async () => {
+    const seq = await head();
+    const out = await q(dbs.open!.id, `update ${TABLE} set id = id`);
+    expect(out.isError).toBe(true);
+    const entries = await entriesSince(seq);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ event: 'query', outcome: 'denied' });
+  });
+
+  it('a refusal before the pipeline (a request that is not the caller’s) is audited as a tool event', async () => {
+    const seq = await head();
+    const out = await callTool(mcp, 'run_query', { request_id: 'qr_00000000000000000000000000' });
+    expect(out.isError).toBe(true);
+    const entries = await entriesSince(seq);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      event: 'mcp.tool',
+      outcome: 'denied',
+      subject: { tool: 'run_query' },
+    });
+  });
+
+  it('a query that runs leaves exactly its query entry', async () => {
+    const seq = await head();
+    expect((await q(dbs.open!.id, 'select 1 as one')).data).toMatchObject({ status: 'executed' });
+    const entries = await entriesSince(seq);
+    expect(entries.map((e) => [e.event, e.outcome])).toEqual([['query', 'allowed']]);
+  });
+});
+
 describe('review gate', () => {
   it('a query needing review returns pending_review; once approved it runs by id, unchanged', async () => {
     const sql = `select count(*) as n from ${TABLE}`;
