@@ -9,13 +9,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { LATENCY_DYNAMIC_CONFIG } from '../../cli/temporal-latency.ts';
 import { generateKey } from '../../store/crypto.ts';
 import { createTestStore, type TestStore } from '../harness/store.ts';
 import { type StartedTemporal, startTemporal } from '../harness/temporal.ts';
+import { customAttributes, exitCode, until } from '../helpers/processes.ts';
 import { freePort } from '../helpers/service.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -214,32 +214,4 @@ async function composeDynamicConfig(): Promise<Record<string, number | boolean |
   const [source] = temporal.volumes!.map((v) => v.split(':')).find(([, inside]) => inside === target)!;
   const file = parse(await readFile(join(ROOT, source!), 'utf8')) as Record<string, Array<{ value: never }>>;
   return Object.fromEntries(Object.entries(file).map(([key, entries]) => [key, entries[0]!.value]));
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-function exitCode(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise((r) => child.once('exit', (code) => r(code)));
-}
-
-async function customAttributes(t: { address: string; namespace: string }): Promise<Record<string, unknown>> {
-  const connection = await Connection.connect({ address: t.address });
-  try {
-    const { customAttributes } = await connection.operatorService.listSearchAttributes({
-      namespace: t.namespace,
-    });
-    return customAttributes ?? {};
-  } finally {
-    await connection.close();
-  }
 }

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
@@ -13,6 +12,7 @@ import { mintSecret } from '../../store/secrets.ts';
 import { servers } from '../harness/servers.ts';
 import { createTestStore, type TestStore } from '../harness/store.ts';
 import { startTemporal } from '../harness/temporal.ts';
+import { customAttributes, exitCode, until } from '../helpers/processes.ts';
 import { freePort } from '../helpers/service.ts';
 
 // The production shape (DESIGN.md Processes): `countersign serve` and `countersign worker` as
@@ -83,20 +83,23 @@ function start(args: string[], env: NodeJS.ProcessEnv, entry = BIN): ChildProces
   return child;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 250));
+/** A Temporal dev server of its own, started without the search attributes runs carry. */
+async function withBareTemporal(
+  fn: (bare: { server: { address: string; namespace: string } }) => Promise<void>,
+) {
+  const dir = await mkdtemp(join(tmpdir(), 'countersign-bare-temporal-'));
+  const bare = await startTemporal({
+    dir,
+    port: await freePort(),
+    uiPort: await freePort(),
+    searchAttributes: false,
+  });
+  try {
+    await fn(bare);
+  } finally {
+    await bare.process.stop('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
   }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-function exitCode(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise((r) => child.once('exit', (code) => r(code)));
 }
 
 async function runOneWorkflow(url: string, apiKey: string): Promise<string> {
@@ -198,14 +201,7 @@ describe('production processes', () => {
 
   // Issue 14.1: an operator's Temporal has none of our search attributes; the service creates them.
   it('serve and worker against a Temporal server without any search attribute start runs that succeed', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'countersign-bare-temporal-'));
-    const bare = await startTemporal({
-      dir,
-      port: await freePort(),
-      uiPort: await freePort(),
-      searchAttributes: false,
-    });
-    try {
+    await withBareTemporal(async (bare) => {
       const before = await customAttributes(bare.server);
       expect(before).not.toHaveProperty('CountersignWorkflowId');
       const { env, url, apiKey } = await environment(bare.server);
@@ -218,21 +214,11 @@ describe('production processes', () => {
       api.kill('SIGTERM');
       expect(await exitCode(worker)).toBe(0);
       expect(await exitCode(api)).toBe(0);
-    } finally {
-      await bare.process.stop('SIGKILL');
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 180_000);
 
   it('a worker started alone creates the search attributes its runs carry', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'countersign-bare-temporal-'));
-    const bare = await startTemporal({
-      dir,
-      port: await freePort(),
-      uiPort: await freePort(),
-      searchAttributes: false,
-    });
-    try {
+    await withBareTemporal(async (bare) => {
       expect(await customAttributes(bare.server)).not.toHaveProperty('CountersignOrgId');
       const { env } = await environment(bare.server);
       const worker = start(['worker'], env);
@@ -244,10 +230,7 @@ describe('production processes', () => {
       // It may still be bundling its workflows: this test is about what it did before.
       worker.kill('SIGKILL');
       await exitCode(worker);
-    } finally {
-      await bare.process.stop('SIGKILL');
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 180_000);
 
   it('serve --with-worker runs both in one process', async () => {
@@ -269,15 +252,3 @@ describe('production processes', () => {
     expect(stderr).toContain('COUNTERSIGN_ENCRYPTION_KEY');
   }, 60_000);
 });
-
-async function customAttributes(t: { address: string; namespace: string }): Promise<Record<string, unknown>> {
-  const connection = await Connection.connect({ address: t.address });
-  try {
-    const { customAttributes } = await connection.operatorService.listSearchAttributes({
-      namespace: t.namespace,
-    });
-    return customAttributes ?? {};
-  } finally {
-    await connection.close();
-  }
-}
