@@ -11,6 +11,7 @@ import { AppError, conflict, forbidden, notFound, validationFailed } from '../co
 import type { TemporalHandle } from '../core/temporal.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
 import { recordEvent } from '../governance/audit.ts';
+import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';
 import * as runStore from '../store/workflow-runs.ts';
@@ -19,7 +20,6 @@ import type { interpretWorkflow } from '../workflows/interpret.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
 import { runSearchAttributes } from '../workflows/search-attributes.ts';
 import type { RunSnapshot, RunState, RunTrigger } from '../workflows/types.ts';
-import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { redactRun } from './redact.ts';
 import { buildSnapshot } from './snapshot.ts';
 import { startFailureReason } from './start-failure.ts';

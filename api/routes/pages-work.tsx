@@ -1,6 +1,5 @@
 // Pages where people act on work waiting for them: query-request reviews and workflow runs.
 import { Hono } from 'hono';
-import { mayRead } from '../../governance/workflow-access.ts';
 import { approvalRefusal, previewNextStep } from '../../automation/approval-context.ts';
 import { presentRun } from '../../automation/present.ts';
 import {
@@ -24,6 +23,7 @@ import {
   reviewRequest,
   runRequest,
 } from '../../governance/requests.ts';
+import { mayRead } from '../../governance/workflow-access.ts';
 import { listDatabases } from '../../registry/databases.ts';
 import { searchAudit } from '../../store/audit.ts';
 import { listReviewsOf, listRevisions } from '../../store/query-requests.ts';

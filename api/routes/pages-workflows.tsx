@@ -3,12 +3,12 @@
 // definition saved here is checked and stored exactly as one sent to the API.
 import { existsSync, readFileSync } from 'node:fs';
 import { Hono } from 'hono';
-import { mayRead, mayStart } from '../../governance/workflow-access.ts';
 import { archiveWorkflow } from '../../automation/definitions.ts';
 import { presentWorkflow } from '../../automation/present.ts';
 import { startRun, typedInputs } from '../../automation/runs.ts';
 import type { Deps } from '../../core/deps.ts';
 import { notFound } from '../../core/errors.ts';
+import { mayRead, mayStart } from '../../governance/workflow-access.ts';
 import { listDatabases } from '../../registry/databases.ts';
 import { listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows, type WorkflowRow } from '../../store/workflows.ts';

@@ -1,11 +1,11 @@
 // The web interface (DESIGN.md: hono/jsx pages served by the API). Every page here needs a
 // session; handlers call the same domain functions as the REST routes and draw the answer.
 import { Hono } from 'hono';
-import { mayStart } from '../../governance/workflow-access.ts';
 import type { Deps } from '../../core/deps.ts';
 import { getDashboard, listDashboards } from '../../dashboards/manage.ts';
 import { runAction, runPanel } from '../../dashboards/run.ts';
 import { type GovernanceDeps, runGovernedQuery } from '../../governance/query.ts';
+import { mayStart } from '../../governance/workflow-access.ts';
 import { listDatabases } from '../../registry/databases.ts';
 import { findWorkflow } from '../../store/workflows.ts';
 import { type ConsoleOutcome, ConsolePage } from '../pages/console.tsx';
