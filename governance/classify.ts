@@ -58,6 +58,7 @@ const PG_WRITE_NODES = new Set([
 ]);
 
 const CACHE_LIMIT = 2000;
+const CACHEABLE_CHARS = 16 * 1024;
 const cache = new Map<string, StatementClass>();
 
 /** Read or write for `statement` on `adapter` (DESIGN.md pipeline step 2; governance/README.md). */
@@ -73,6 +74,8 @@ export async function classifyStatement(adapter: AdapterName, statement: string)
     out = classifyOther(adapter, statement);
   }
   // Dashboards and workflows repeat the same text: parsing once is enough (a bounded map, oldest out).
+  // Long statements are not kept: 2000 keys of up to 100 KB each would hold 200 MB of text.
+  if (statement.length > CACHEABLE_CHARS) return out;
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
   cache.set(key, out);
   return out;

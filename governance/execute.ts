@@ -140,23 +140,28 @@ export async function settleRequest(
   requestId: string,
   execute: () => Promise<GovernedOutcome>,
 ): Promise<GovernedOutcome> {
+  // The attempt is audited by then, whatever happens to the bookkeeping after it (markAudited).
+  const settled = (e: unknown) => {
+    throw markAudited(e);
+  };
+  let outcome: GovernedOutcome;
   try {
-    const outcome = await execute();
-    await updateRequest(deps.sql, requestId, {
-      status: 'executed',
-      result_command: outcome.result.command,
-      result_rows: outcome.result.num_rows,
-      executed_at: new Date(),
-    });
-    return outcome;
+    outcome = await execute();
   } catch (err) {
     await updateRequest(deps.sql, requestId, {
       status: 'failed',
       error: err instanceof AppError ? err.detail : 'the query failed',
       executed_at: new Date(),
-    });
+    }).catch(settled);
     throw err;
   }
+  await updateRequest(deps.sql, requestId, {
+    status: 'executed',
+    result_command: outcome.result.command,
+    result_rows: outcome.result.num_rows,
+    executed_at: new Date(),
+  }).catch(settled);
+  return outcome;
 }
 
 /** Audits a refused attempt, then throws the refusal. */

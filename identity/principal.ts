@@ -17,7 +17,8 @@ export interface UserPrincipal {
   userId: string;
   email: string;
   role: Role;
-  via: 'token' | 'session' | 'oauth';
+  /** 'api_key': an organization key acting for this person (x-act-as-user; credentialId is the key). */
+  via: 'token' | 'session' | 'oauth' | 'api_key';
   /** The personal token, session or OAuth grant the request came with. */
   credentialId: string;
 }

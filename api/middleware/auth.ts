@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { requestActor } from '../../governance/actors.ts';
+import { requestIdentity } from '../../governance/actors.ts';
 import {
   authenticateApiKey,
   authenticatePersonalToken,
@@ -57,8 +57,9 @@ export function authenticate(sql: Sql, allowed: CredentialKind[]): MiddlewareHan
     } else {
       throw withChallenge(unauthorized(missingMessage(allow)), challenge);
     }
-    c.set('principal', principal);
-    c.set('actor', await requestActor(sql, principal, c.req.header('x-act-as-user')));
+    const identity = await requestIdentity(sql, principal, c.req.header('x-act-as-user'));
+    c.set('principal', identity.principal);
+    c.set('actor', identity.actor);
     c.set('csrfToken', csrfToken);
     await next();
   };

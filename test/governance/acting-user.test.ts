@@ -67,6 +67,35 @@ describe('x-act-as-user on every route (issue 17)', () => {
     expect(problem.errors?.map((e) => e.path)).toContain('x-act-as-user');
   });
 
+  it('acting for a member narrows the key to a member on admin routes (audit search, database changes)', async () => {
+    const headers = { 'x-act-as-user': member.email };
+    expect((await w.as('key', 'GET', '/api/v1/audit')).status).toBe(200);
+    expect((await w.as('key', 'GET', '/api/v1/audit', undefined, headers)).status).toBe(403);
+    const open = await w.database('postgres');
+    const patch = await w.as(
+      'key',
+      'PATCH',
+      `/api/v1/desk/databases/${open.id}`,
+      { name: 'renamed' },
+      headers,
+    );
+    expect(patch.status).toBe(403);
+  });
+
+  it('acting for a member, workflow runs are read as that member (run_permissions apply)', async () => {
+    const created = await w.as('key', 'POST', '/api/v1/workflows', {
+      name: 'Admins only',
+      run_permissions: [{ role: 'admin' }],
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    expect((await w.as('key', 'GET', `/api/v1/workflows/${id}/runs`)).status).toBe(200);
+    const asMember = await w.as('key', 'GET', `/api/v1/workflows/${id}/runs`, undefined, {
+      'x-act-as-user': member.id,
+    });
+    expect(asMember.status).toBe(404);
+  });
+
   it('an unknown user is refused, naming the header', async () => {
     const res = await w.as('key', 'GET', '/api/v1/desk/databases', undefined, {
       'x-act-as-user': 'nobody@example.test',
