@@ -7,6 +7,27 @@ export function Csrf(props: { token: string }) {
 }
 
 /** A one-line message after a redirect (`?notice=` / `?error=`); text only, escaped by JSX. */
+/**
+ * A one-button form that POSTs to `action` with the CSRF token: the shape of every revoke, end,
+ * retry and check action on the pages (no script needed, works on a phone).
+ */
+export function PostButton(props: {
+  action: string;
+  csrf: string;
+  label: string;
+  tone?: 'bad' | 'quiet' | 'plain';
+}) {
+  const tone = props.tone ?? 'bad';
+  return (
+    <form method="post" action={props.action} class="inline">
+      <Csrf token={props.csrf} />
+      <button type="submit" class={tone === 'plain' ? 'small' : `small ${tone}`}>
+        {props.label}
+      </button>
+    </form>
+  );
+}
+
 export function Flash(props: { notice?: string | undefined; error?: string | undefined }) {
   return (
     <>

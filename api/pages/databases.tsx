@@ -4,7 +4,7 @@
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 import type { CredentialGrantRow, GrantWithUser } from '../../store/grants.ts';
 import type { UserRow } from '../../store/users.ts';
-import { Csrf, Flash } from './components.tsx';
+import { Csrf, Flash, PostButton } from './components.tsx';
 import { CredentialFields, DatabaseSettings, type FieldErrors } from './database-fields.tsx';
 
 export function DatabaseList(props: {
@@ -203,12 +203,12 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
               <span class="badge">no review</span>
             )}
           </h3>
-          <form method="post" action={`${base}/credentials/${c.id}/check`} class="inline">
-            <Csrf token={props.csrf} />
-            <button type="submit" class="small quiet">
-              Check connection
-            </button>
-          </form>
+          <PostButton
+            action={`${base}/credentials/${c.id}/check`}
+            csrf={props.csrf}
+            label="Check connection"
+            tone="quiet"
+          />
           {props.checked?.credentialId === c.id ? (
             <p class={props.checked.message === 'ok' ? 'notice' : 'warning error'} role="status">
               {props.checked.message === 'ok' ? 'Connected: ok.' : props.checked.message}
@@ -308,12 +308,7 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
             {props.grants.map((g) => (
               <li>
                 {g.email} <span class="muted">({g.role})</span>{' '}
-                <form method="post" action={`${base}/grants/${g.user_id}/delete`} class="inline">
-                  <Csrf token={props.csrf} />
-                  <button type="submit" class="small bad">
-                    Revoke
-                  </button>
-                </form>
+                <PostButton action={`${base}/grants/${g.user_id}/delete`} csrf={props.csrf} label="Revoke" />
               </li>
             ))}
           </ul>

@@ -3,7 +3,7 @@
 import type { OrgAiClient } from '../../store/ai-clients.ts';
 import type { ApiKeyRow } from '../../store/api-keys.ts';
 import type { SsoConfigRow } from '../../store/sso.ts';
-import { Csrf, Flash, when } from './components.tsx';
+import { Csrf, Flash, PostButton, when } from './components.tsx';
 
 export interface AgentView {
   id: string;
@@ -75,12 +75,7 @@ export function OrganizationPage(props: {
               created {when(k.created_at)} ·{' '}
               {k.last_used_at ? `last used ${when(k.last_used_at)}` : 'never used'}
             </span>{' '}
-            <form method="post" action={`/organization/api-keys/${k.id}/revoke`} class="inline">
-              <Csrf token={props.csrf} />
-              <button type="submit" class="small bad">
-                Revoke
-              </button>
-            </form>
+            <PostButton action={`/organization/api-keys/${k.id}/revoke`} csrf={props.csrf} label="Revoke" />
           </li>
         ))}
       </ul>
@@ -114,12 +109,7 @@ export function OrganizationPage(props: {
                 last seen {a.last_seen_at ? when(a.last_seen_at) : 'never'}
                 {a.version ? ` · version ${a.version}` : ''}
               </span>{' '}
-              <form method="post" action={`/organization/agents/${a.id}/revoke`} class="inline">
-                <Csrf token={props.csrf} />
-                <button type="submit" class="small bad">
-                  Revoke
-                </button>
-              </form>
+              <PostButton action={`/organization/agents/${a.id}/revoke`} csrf={props.csrf} label="Revoke" />
             </li>
           ))}
       </ul>
@@ -227,12 +217,11 @@ export function OrganizationPage(props: {
         <button type="submit">Save single sign-on</button>
       </form>
       {sso ? (
-        <form method="post" action="/organization/sso/delete" class="inline">
-          <Csrf token={props.csrf} />
-          <button type="submit" class="small bad">
-            Turn single sign-on off and forget its settings
-          </button>
-        </form>
+        <PostButton
+          action="/organization/sso/delete"
+          csrf={props.csrf}
+          label="Turn single sign-on off and forget its settings"
+        />
       ) : null}
     </section>
   );

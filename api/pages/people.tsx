@@ -1,5 +1,5 @@
 import type { Role, UserRow } from '../../store/users.ts';
-import { Csrf, Flash, when } from './components.tsx';
+import { Csrf, Flash, PostButton, when } from './components.tsx';
 
 const ROLE_LABEL: Record<Role, string> = { super_admin: 'Super admin', admin: 'Admin', member: 'Member' };
 
@@ -121,12 +121,12 @@ export function PeoplePage(props: {
                             {u.disabled_at ? 'Enable' : 'Disable'}
                           </button>
                         </form>{' '}
-                        <form method="post" action={`/people/${u.id}/password-link`} class="inline">
-                          <Csrf token={props.csrf} />
-                          <button type="submit" class="small quiet">
-                            Password link
-                          </button>
-                        </form>{' '}
+                        <PostButton
+                          action={`/people/${u.id}/password-link`}
+                          csrf={props.csrf}
+                          label="Password link"
+                          tone="quiet"
+                        />{' '}
                         <details class="inline">
                           <summary>Delete…</summary>
                           <form method="post" action={`/people/${u.id}/delete`}>

@@ -5,7 +5,7 @@ import type { PolicyPreview } from '../../governance/policy-preview.ts';
 import type { PolicyView } from '../../governance/protection/policies.ts';
 import type { DatabaseRow } from '../../store/databases.ts';
 import type { UserRow } from '../../store/users.ts';
-import { Csrf, Flash } from './components.tsx';
+import { Csrf, Flash, PostButton } from './components.tsx';
 
 const ACTION_TEXT: Record<string, string> = {
   show: 'shown',
@@ -105,12 +105,7 @@ function PolicyEditor(props: Parameters<typeof PoliciesPage>[0] & { p: PolicyVie
                   {r.action === 'partial' ? ` — first ${r.keep_first}, last ${r.keep_last}` : ''}
                 </td>
                 <td>
-                  <form method="post" action={`${base}/rules/${i}/delete`} class="inline">
-                    <Csrf token={props.csrf} />
-                    <button type="submit" class="small bad">
-                      Remove
-                    </button>
-                  </form>
+                  <PostButton action={`${base}/rules/${i}/delete`} csrf={props.csrf} label="Remove" />
                 </td>
               </tr>
             ))}

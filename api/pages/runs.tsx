@@ -2,7 +2,7 @@ import { raw } from 'hono/html';
 import type { presentRun } from '../../automation/present.ts';
 import type { AuditRow } from '../../store/audit.ts';
 import type { WorkflowRunRow } from '../../store/workflow-runs.ts';
-import { Badge, Csrf, cellText, Flash, ResultTable, when } from './components.tsx';
+import { Badge, Csrf, cellText, Flash, PostButton, ResultTable, when } from './components.tsx';
 
 export function RunsPage(props: {
   runs: WorkflowRunRow[];
@@ -174,12 +174,7 @@ export function RunPage(props: {
         </details>
       ) : null}
       {r.status === 'running' || r.status === 'waiting_for_approval' ? (
-        <form method="post" action={`${base}/cancel`} class="inline">
-          <Csrf token={props.csrf} />
-          <button type="submit" class="small bad">
-            Cancel run
-          </button>
-        </form>
+        <PostButton action={`${base}/cancel`} csrf={props.csrf} label="Cancel run" />
       ) : null}
       {r.status === 'running' || r.status === 'waiting_for_approval' ? (
         // Live status without a framework: while the run is live the page reloads itself (every

@@ -1,5 +1,5 @@
 import type { SessionRow } from '../../store/sessions.ts';
-import { Csrf, when } from './components.tsx';
+import { Csrf, PostButton, when } from './components.tsx';
 
 /**
  * Where a person sees every browser signed in as them and ends any of them, and changes their
@@ -24,23 +24,13 @@ export function SignInSecurity(props: {
               signed in {when(s.created_at)} · ends {when(s.expires_at)}
             </span>{' '}
             {s.id === props.currentSessionId ? null : (
-              <form method="post" action={`/settings/sessions/${s.id}/end`} class="inline">
-                <Csrf token={props.csrf} />
-                <button type="submit" class="small bad">
-                  End
-                </button>
-              </form>
+              <PostButton action={`/settings/sessions/${s.id}/end`} csrf={props.csrf} label="End" />
             )}
           </li>
         ))}
       </ul>
       {others.length > 1 ? (
-        <form method="post" action="/settings/sessions/end-others" class="inline">
-          <Csrf token={props.csrf} />
-          <button type="submit" class="small bad">
-            End all other sessions
-          </button>
-        </form>
+        <PostButton action="/settings/sessions/end-others" csrf={props.csrf} label="End all other sessions" />
       ) : null}
       {props.hasPassword ? (
         <>

@@ -1,7 +1,7 @@
 import type { Child } from 'hono/jsx';
 import type { ConnectedClient } from '../../store/oauth.ts';
 import type { PersonalTokenRow } from '../../store/personal-tokens.ts';
-import { Csrf, Flash, when } from './components.tsx';
+import { Csrf, Flash, PostButton, when } from './components.tsx';
 
 /** Personal access tokens (create, shown once, revoke) and connected AI clients (revoke). */
 export function SettingsPage(props: {
@@ -51,12 +51,7 @@ export function SettingsPage(props: {
               created {when(t.created_at)} · {t.expires_at ? `expires ${when(t.expires_at)}` : 'no expiry'} ·{' '}
               {t.last_used_at ? `last used ${when(t.last_used_at)}` : 'not used yet'}
             </span>{' '}
-            <form method="post" action={`/settings/tokens/${t.id}/revoke`} class="inline">
-              <Csrf token={props.csrf} />
-              <button type="submit" class="small bad">
-                Revoke
-              </button>
-            </form>
+            <PostButton action={`/settings/tokens/${t.id}/revoke`} csrf={props.csrf} label="Revoke" />
           </li>
         ))}
       </ul>
@@ -72,12 +67,11 @@ export function SettingsPage(props: {
               connected {when(c.created_at)} ·{' '}
               {c.last_used_at ? `last used ${when(c.last_used_at)}` : 'not used yet'}
             </span>{' '}
-            <form method="post" action={`/settings/clients/${c.grant_id}/revoke`} class="inline">
-              <Csrf token={props.csrf} />
-              <button type="submit" class="small bad">
-                Disconnect
-              </button>
-            </form>
+            <PostButton
+              action={`/settings/clients/${c.grant_id}/revoke`}
+              csrf={props.csrf}
+              label="Disconnect"
+            />
           </li>
         ))}
       </ul>
