@@ -56,10 +56,10 @@ const STEP_RETRY = {
 } as const;
 
 /**
- * A query step: the statement timeout plus room to connect and audit. Local when the step sets a
- * short timeout of its own; the credential's timeout (the default) may be anything up to a day.
+ * A step with a timeout of its own: local when that is short, else a regular activity given
+ * `room` seconds beyond the step's (or the default) timeout.
  */
-export function queryOptions(timeoutSeconds: number | null, summary: string): StepPlacement {
+function timedStep(timeoutSeconds: number | null, room: number, summary: string): StepPlacement {
   if (isShort(timeoutSeconds))
     return {
       local: true,
@@ -72,7 +72,7 @@ export function queryOptions(timeoutSeconds: number | null, summary: string): St
   return {
     local: false,
     options: {
-      startToCloseTimeout: `${(timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS) + 10} seconds`,
+      startToCloseTimeout: `${(timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS) + room} seconds`,
       retry: STEP_RETRY,
       summary,
     },
@@ -80,27 +80,19 @@ export function queryOptions(timeoutSeconds: number | null, summary: string): St
 }
 
 /**
- * An API request is not idempotent in general: only failures to connect or time-outs retry, twice.
- * Local when the step sets a short timeout of its own.
+ * A query step: the statement timeout plus room to connect and audit. Local when the step sets a
+ * short timeout of its own; the credential's timeout (the default) may be anything up to a day.
+ */
+export function queryOptions(timeoutSeconds: number | null, summary: string): StepPlacement {
+  return timedStep(timeoutSeconds, 10, summary);
+}
+
+/**
+ * An API request is not idempotent in general: only failures to connect or time-outs retry (the
+ * rest are non-retryable types). Local when the step sets a short timeout of its own.
  */
 export function apiOptions(timeoutSeconds: number | null, summary: string): StepPlacement {
-  if (isShort(timeoutSeconds))
-    return {
-      local: true,
-      options: {
-        startToCloseTimeout: `${timeoutSeconds + LOCAL_ROOM_SECONDS} seconds`,
-        retry: STEP_RETRY,
-        summary,
-      },
-    };
-  return {
-    local: false,
-    options: {
-      startToCloseTimeout: `${(timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS) + 5} seconds`,
-      retry: STEP_RETRY,
-      summary,
-    },
-  };
+  return timedStep(timeoutSeconds, 5, summary);
 }
 
 /**
