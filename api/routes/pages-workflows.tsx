@@ -1,7 +1,6 @@
 // Workflow pages (issue 16): the list, one workflow (start a run, archive), and the editor. The
 // editor saves through POST/PATCH /api/v1/workflows with the session and its CSRF header, so a
 // definition saved here is checked and stored exactly as one sent to the API.
-import { existsSync, readFileSync } from 'node:fs';
 import { Hono } from 'hono';
 import { archiveWorkflow } from '../../automation/definitions.ts';
 import { presentWorkflow } from '../../automation/present.ts';
@@ -12,6 +11,7 @@ import { mayRead, mayStart } from '../../governance/workflow-access.ts';
 import { listDatabases } from '../../registry/databases.ts';
 import { listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows, type WorkflowRow } from '../../store/workflows.ts';
+import { WORKFLOW_EDITOR_SCRIPT } from '../pages/assets.ts';
 import {
   adminPagesOnly,
   attempt,
@@ -23,16 +23,6 @@ import {
 } from '../pages/session.tsx';
 import { WorkflowEditor } from '../pages/workflow-editor.tsx';
 import { WorkflowList, WorkflowPage } from '../pages/workflows.tsx';
-
-// Read once at start: the island is a static file beside the page that draws its templates.
-// Beside the sources in api/pages/assets; a compiled build keeps a copy beside its chunks (bin/build.js).
-const EDITOR_SCRIPT = readFileSync(
-  [
-    new URL('../pages/assets/workflow-editor.js', import.meta.url),
-    new URL('./assets/workflow-editor.js', import.meta.url),
-  ].find((u) => existsSync(u)) ?? new URL('../pages/assets/workflow-editor.js', import.meta.url),
-  'utf8',
-);
 
 export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
@@ -146,7 +136,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
 export function workflowAssetRoutes(): Hono {
   const app = new Hono();
   app.get('/assets/workflow-editor.js', (c) =>
-    c.body(EDITOR_SCRIPT, 200, {
+    c.body(WORKFLOW_EDITOR_SCRIPT, 200, {
       'content-type': 'text/javascript; charset=utf-8',
       'cache-control': 'public, max-age=300',
     }),
