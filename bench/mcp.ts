@@ -6,7 +6,7 @@
 // in a process of its own, compiled as in production, like dbhub: in the bench's own process it
 // would share one event loop with the eight clients that drive it, and dbhub does not.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   Client as ModernClient,
@@ -214,20 +214,20 @@ const bench: Bench = {
         }
         return list;
       };
-      const oursPerSecond = await throughput(
-        await callers(`${api.url}/mcp`, { authorization: `Bearer ${token}` }, async (c) =>
-          expectOk(
-            await c.callTool({ name: 'run_query', arguments: { database_id: db.id, sql: statement } }),
-          ),
-        ),
+      const oursCallers = await callers(`${api.url}/mcp`, { authorization: `Bearer ${token}` }, async (c) =>
+        expectOk(await c.callTool({ name: 'run_query', arguments: { database_id: db.id, sql: statement } })),
       );
+      const oursCpu = cpuSplit({ server: serve.pid! });
+      const oursPerSecond = await throughput(oursCallers);
+      const oursSplit = oursCpu();
       // Resident memory of the serve process right after 2000 calls from 8 clients (issue 14: ≤ 300 MB).
       const loadedRss = rssMb(serve.pid);
-      const theirsPerSecond = await throughput(
-        await callers(`http://127.0.0.1:${dbhubPort}/mcp`, {}, async (c) =>
-          expectOk(await c.callTool({ name: 'execute_sql', arguments: { sql: statement } })),
-        ),
+      const theirsCallers = await callers(`http://127.0.0.1:${dbhubPort}/mcp`, {}, async (c) =>
+        expectOk(await c.callTool({ name: 'execute_sql', arguments: { sql: statement } })),
       );
+      const theirsCpu = cpuSplit({ server: dbhub.pid! });
+      const theirsPerSecond = await throughput(theirsCallers);
+      const theirsSplit = theirsCpu();
       const ratio = (percentile(countersign!, 50) / percentile(direct!, 50)).toFixed(2);
       return [
         {
@@ -247,6 +247,12 @@ const bench: Bench = {
           value: `${Math.round(oursPerSecond)} calls/s`,
           baseline: `dbhub execute_sql: ${Math.round(theirsPerSecond)} calls/s`,
           comparison: `ratio ${(oursPerSecond / theirsPerSecond).toFixed(2)}`,
+        },
+        {
+          figure: 'CPU per call during the 8-client run (server, PostgreSQL, clients)',
+          value: oursSplit,
+          baseline: `dbhub: ${theirsSplit}`,
+          comparison: 'where the time goes',
         },
         {
           figure: `serve RSS right after ${THROUGHPUT_CALLS} calls from ${CONCURRENCY} clients (built, own process)`,
@@ -271,6 +277,49 @@ const bench: Bench = {
   },
 };
 export default bench;
+
+/** CPU seconds a process has used so far (utime + stime, /proc/<pid>/stat fields 14 and 15). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0; // gone since it was listed
+  }
+}
+
+/** Every PostgreSQL server process (the store's and the target's: one cluster in the bench). */
+function postgresPids(): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    });
+}
+
+/**
+ * Starts counting CPU time of the server, PostgreSQL and this process (the clients); the returned
+ * function ends the count and says how much each used per call.
+ */
+function cpuSplit(p: { server: number }): () => string {
+  const pgs = () => postgresPids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const start = { server: cpuSeconds(p.server), pg: pgs(), clients: process.cpuUsage() };
+  return () => {
+    const perCall = (s: number) => ((s * 1000) / THROUGHPUT_CALLS).toFixed(2);
+    const c = process.cpuUsage(start.clients);
+    return [
+      `server ${perCall(cpuSeconds(p.server) - start.server)}`,
+      `postgres ${perCall(pgs() - start.pg)}`,
+      `clients ${perCall((c.user + c.system) / 1e6)} ms`,
+    ].join(', ');
+  };
+}
 
 function rssMb(pid: number | undefined): number {
   const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
