@@ -4,6 +4,7 @@ import type { Deps } from '../core/deps.ts';
 import type { AppEnv } from './env.ts';
 import { AppError, internalError, notFound, problemResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/index.ts';
+import { accessSettled } from './middleware/access-settled.ts';
 import { sessionCookieName } from './middleware/auth.ts';
 import { bodyLimits } from './middleware/body-limit.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -45,6 +46,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     await next();
   });
   app.use('*', bodyLimits());
+  app.use('*', accessSettled(deps));
 
   app.route('/', healthRoutes(deps));
   app.route('/', metricsRoutes(deps));

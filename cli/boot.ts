@@ -5,6 +5,7 @@ import { connectTemporal, type TemporalHandle } from '../core/temporal.ts';
 import { chatRequestNotifier, type RequestNotifier } from '../governance/notify.ts';
 import { bootstrap } from '../identity/bootstrap.ts';
 import { createChatClient } from '../integrations/chat.ts';
+import { startAccessCache } from '../store/access-cache.ts';
 import { openStore, type Sql } from '../store/db.ts';
 import { loadKeyring } from '../store/keyring-file.ts';
 import { migrate } from '../store/migrate.ts';
@@ -38,6 +39,9 @@ export async function buildDeps(
   // worker, another replica) relays through that one (agent/README.md "Replicas").
   const agents = new AgentHub({ sql, logger });
   agents.via = new AgentRouter(agents, new RelayClient({ sql, keyring, logger }, agents.heartbeatMs));
+  // Dev mode's PGlite serves every connection from one session, so no LISTEN of its own: there
+  // decisions are read on every request.
+  const accessCache = opts.dev ? undefined : await startAccessCache(sql, opts.storeUrl, logger);
   return {
     config,
     sql,
@@ -47,6 +51,7 @@ export async function buildDeps(
     pools: createAgentAwarePools(agents),
     agents,
     notify: requestNotifier(config, sql, logger),
+    ...(accessCache ? { accessCache } : {}),
   };
 }
 

@@ -52,6 +52,7 @@ const commands: Record<string, Command> = {
     await api.close();
     await worker?.shutdown();
     await deps.pools.closeAll();
+    await deps.accessCache?.close();
     await deps.sql.end({ timeout: 5 });
     await deps.temporal?.connection.close();
   },
@@ -82,6 +83,7 @@ const commands: Record<string, Command> = {
     await Promise.race([untilSignal(), worker.done]);
     // SIGTERM: stop polling, let running activities finish (graceful shutdown).
     await worker.shutdown();
+    await deps.accessCache?.close();
     await deps.sql.end({ timeout: 5 });
   },
   async dev(config) {

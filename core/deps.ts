@@ -1,6 +1,7 @@
 import type { AdapterPool, ConnectionConfig } from '../adapters/types.ts';
 import type { Config } from '../config/env.ts';
 import type { RequestNotifier } from '../governance/notify.ts';
+import type { AccessCache } from '../store/access-cache.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
 import type { AgentHub } from '../tunnels/hub.ts';
@@ -34,4 +35,9 @@ export interface Deps {
    * origin that submits a request — REST, console, dashboard, MCP — announces it the same way.
    */
   notify?: RequestNotifier;
+  /**
+   * Access decisions kept between requests, emptied by the store's change notifications
+   * (store/access-cache.ts); absent where there is none (dev mode's PGlite), closed at shutdown.
+   */
+  accessCache?: AccessCache;
 }

@@ -116,6 +116,22 @@ async function verifiedClaims(deps: AccessDeps, token: string): Promise<AccessCl
   return claims;
 }
 
+/**
+ * When each grant was last recorded as used, by this process. The grant row may come from the
+ * access cache (store/access-cache.ts), whose copy keeps the last_used_at it was read with; the
+ * touch itself changes no decision, so it does not empty the cache.
+ */
+const touched = new Map<string, number>();
+
+async function noteUse(sql: Tx, row: { grant_id: string; last_used_at: Date | null }): Promise<void> {
+  const now = Date.now();
+  const last = Math.max(row.last_used_at?.getTime() ?? 0, touched.get(row.grant_id) ?? 0);
+  if (now - last <= 60_000) return;
+  if (touched.size >= VERIFIED_LIMIT) touched.clear();
+  touched.set(row.grant_id, now);
+  await touchGrant(sql, row.grant_id);
+}
+
 /** Who an MCP request acts as: the user, through one grant of one client. */
 export interface OAuthCaller {
   principal: UserPrincipal;
@@ -137,8 +153,7 @@ export async function authenticateAccessToken(deps: AccessDeps, token: string): 
     return null;
   // A disabled user's credentials stop working on their next request (identity/authenticate.ts).
   if (row.disabled_at !== null) return null;
-  if (row.last_used_at === null || Date.now() - row.last_used_at.getTime() > 60_000)
-    await touchGrant(deps.sql, row.grant_id);
+  await noteUse(deps.sql, row);
   const principal: UserPrincipal = {
     kind: 'user',
     orgId: row.org_id,

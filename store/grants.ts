@@ -1,3 +1,4 @@
+import { cachedAccessRead } from './access-cache.ts';
 import type { CredentialRow, DatabaseRow } from './databases.ts';
 import type { Tx } from './db.ts';
 
@@ -81,6 +82,14 @@ export async function findAccessTarget(
     /** The person whose data-protection policy applies (super admins included); null for automation. */
     policyFor?: { userId: string; role: string } | null;
   },
+): Promise<AccessTarget | null> {
+  // Every table this statement joins notifies store/access-cache.ts when it changes.
+  return cachedAccessRead(sql, `target:${JSON.stringify(q)}`, () => readAccessTarget(sql, q));
+}
+
+async function readAccessTarget(
+  sql: Tx,
+  q: Parameters<typeof findAccessTarget>[1],
 ): Promise<AccessTarget | null> {
   const usable = q.userId
     ? sql`(c.restrict_access is not true or exists (select 1 from credential_grants cg

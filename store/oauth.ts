@@ -1,3 +1,4 @@
+import { cachedAccessRead } from './access-cache.ts';
 import type { Tx } from './db.ts';
 import type { Role } from './users.ts';
 
@@ -198,8 +199,11 @@ export interface GrantCallerRow {
   client_database_ids: string[] | null;
 }
 
-export async function findGrantCaller(sql: Tx, grantId: string): Promise<GrantCallerRow | null> {
-  const [row] = await sql<GrantCallerRow[]>`
+export function findGrantCaller(sql: Tx, grantId: string): Promise<GrantCallerRow | null> {
+  // Grants, clients, users and client controls notify store/access-cache.ts when they change
+  // (a grant's last use excepted: that decides nothing).
+  return cachedAccessRead(sql, `grant:${grantId}`, async () => {
+    const [row] = await sql<GrantCallerRow[]>`
     select g.id as grant_id, g.user_id, g.client_id, c.client_name, g.revoked_at, g.last_used_at,
       u.org_id, u.email, u.role, u.disabled_at,
       coalesce(ctl.disabled, false) as client_disabled, ctl.database_ids as client_database_ids
@@ -208,7 +212,8 @@ export async function findGrantCaller(sql: Tx, grantId: string): Promise<GrantCa
       join users u on u.id = g.user_id
       left join ai_client_controls ctl on ctl.org_id = u.org_id and ctl.client_id = g.client_id
     where g.id = ${grantId}`;
-  return row ?? null;
+    return row ?? null;
+  });
 }
 
 /** Records use at most once a minute, so a busy client does not write on every request. */

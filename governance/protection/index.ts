@@ -6,6 +6,7 @@ import type { PoolSource } from '../../core/deps.ts';
 import type { Logger } from '../../core/logger.ts';
 import { poolFor, poolVersion } from '../../registry/connections.ts';
 import { type DbSchema, readDbSchema, SchemaCache } from '../../sql/catalog.ts';
+import { cachedAccessRead } from '../../store/access-cache.ts';
 import type { Keyring } from '../../store/crypto.ts';
 import {
   applicablePolicy,
@@ -195,9 +196,12 @@ async function policyWithRules(
   databaseId: string,
   policyId: string,
 ): Promise<PolicyWithRules | null> {
-  const policy = await findPolicy(sql, databaseId, policyId);
-  if (!policy) return null;
-  return { policy, rules: (await listRules(sql, [policy.id])).get(policy.id) ?? [] };
+  // Policies and rules notify store/access-cache.ts when they change.
+  return cachedAccessRead(sql, `policy:${databaseId}:${policyId}`, async () => {
+    const policy = await findPolicy(sql, databaseId, policyId);
+    if (!policy) return null;
+    return { policy, rules: (await listRules(sql, [policy.id])).get(policy.id) ?? [] };
+  });
 }
 
 async function policyFor(sql: Tx, db: DatabaseRow, actor: QueryActor): Promise<PolicyWithRules | null> {

@@ -6,6 +6,7 @@ import { loadConfig } from '../../config/env.ts';
 import type { Deps } from '../../core/deps.ts';
 import { createLogger } from '../../core/logger.ts';
 import { connectTemporal } from '../../core/temporal.ts';
+import { startAccessCache } from '../../store/access-cache.ts';
 import { generateKey, Keyring } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
 import { mintSecret } from '../../store/secrets.ts';
@@ -18,6 +19,8 @@ import { createTestStore } from '../harness/store.ts';
 export interface TestService {
   url: string;
   deps: Deps;
+  /** The service's own store, for tests that change it from outside as psql or the CLI would. */
+  storeUrl: string;
   api: RunningApi;
   /** The bootstrap credentials (known, since the test set them through the environment). */
   apiKey: string;
@@ -68,6 +71,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const sql = await openMigratedStore(store.url, { max: 5 });
   const logger = createLogger('info', sink);
   const agents = new AgentHub({ sql, logger }, options.agentHeartbeatMs);
+  // As in production (cli/boot.ts): access decisions cached, emptied by the store's notifications.
+  const accessCache = await startAccessCache(sql, store.url, logger);
   const deps: Deps = {
     config,
     sql,
@@ -77,11 +82,13 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     pools: createAgentAwarePools(agents),
     agents,
     notify: requestNotifier(config, sql, logger),
+    accessCache,
   };
   await bootstrapAndAnnounce(deps, sink);
   const api = await startApi(deps);
   return {
     url: api.url,
+    storeUrl: store.url,
     deps,
     api,
     apiKey,
@@ -93,6 +100,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       await agents.close();
       await deps.pools.closeAll();
       await deps.temporal?.connection.close();
+      await accessCache.close();
       await sql.end({ timeout: 5 });
       await store.drop();
     },

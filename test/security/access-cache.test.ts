@@ -1,0 +1,213 @@
+// Issue 14: access decisions are cached between requests (store/access-cache.ts), and a
+// revocation still takes effect before the next request can observe it.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/logger.ts';
+import { createUser } from '../../identity/manage.ts';
+import { AccessCache, CHANNEL } from '../../store/access-cache.ts';
+import { openStore } from '../../store/db.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { callTool, createTable, mcpClient, registerDatabase } from '../mcp/target.ts';
+import { connect, mcpStatusOf } from '../oauth/flow.ts';
+
+let svc: TestService;
+let mcp: Client;
+let token: string;
+let memberId: string;
+let restricted: { id: string; credentialId: string };
+const member = { email: 'cache-member@example.test', password: 'member password 123' };
+const TABLE = `cache_${Date.now()}`;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  await createTable(TABLE, 2);
+  const [admin] = await svc.deps.sql<{ org_id: string }[]>`
+    select org_id from users where lower(email) = ${svc.admin.email}`;
+  memberId = (
+    await createUser(svc.deps.sql, {
+      orgId: admin!.org_id,
+      email: member.email,
+      role: 'member',
+      password: member.password,
+    })
+  ).id;
+  restricted = await registerDatabase(svc, { name: 'restricted', restrict_access: true });
+  token = (await connect(svc, member)).tokens.access_token;
+  mcp = await mcpClient(svc, token);
+});
+afterAll(async () => {
+  await mcp?.close();
+  await svc?.stop();
+});
+
+const admin = (method: string, path: string, body?: unknown) =>
+  svc.fetch(path, {
+    method,
+    headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+const count = () =>
+  callTool(mcp, 'run_query', {
+    database_id: restricted.id,
+    sql: `select count(*)::int as n from ${TABLE}`,
+  });
+/** Another connection to the store, as psql or the admin CLI would change it. */
+const outside = () => openStore(svc.storeUrl, { max: 1 });
+
+describe('revocation wins the race with the cache (issue 14)', () => {
+  it('granting and revoking database access show on the very next MCP call, every time', async () => {
+    expect(svc.deps.accessCache?.live).toBe(true);
+    for (let i = 0; i < 25; i++) {
+      expect(
+        (await admin('POST', `/api/v1/desk/databases/${restricted.id}/grants`, { user_id: memberId })).status,
+      ).toBe(201);
+      // Twice: the second answer comes from the cache the first one filled.
+      expect((await count()).data).toMatchObject({ status: 'executed', rows: [[2]] });
+      expect((await count()).data).toMatchObject({ status: 'executed', rows: [[2]] });
+      expect(
+        (await admin('DELETE', `/api/v1/desk/databases/${restricted.id}/grants/${memberId}`)).status,
+      ).toBe(200);
+      const refused = await count();
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toContain('no such database');
+    }
+  });
+
+  it('disabling the person refuses their token on the next request', async () => {
+    expect((await mcpStatusOf(svc, token)).status).toBe(200);
+    expect((await admin('PATCH', `/api/v1/users/${memberId}`, { disabled: true })).status).toBe(200);
+    expect((await mcpStatusOf(svc, token)).status).toBe(401);
+    // Disabling ended the person's AI grants; enabled again, they connect anew.
+    expect((await admin('PATCH', `/api/v1/users/${memberId}`, { disabled: false })).status).toBe(200);
+    expect((await mcpStatusOf(svc, token)).status).toBe(401);
+    await mcp.close();
+    token = (await connect(svc, member)).tokens.access_token;
+    mcp = await mcpClient(svc, token);
+    expect((await mcpStatusOf(svc, token)).status).toBe(200);
+  });
+
+  it('a change made outside the service (psql, the CLI) empties the cache when it commits', async () => {
+    await admin('POST', `/api/v1/desk/databases/${restricted.id}/grants`, { user_id: memberId });
+    expect((await count()).isError).toBe(false);
+    const other = outside();
+    try {
+      await other`delete from database_grants where database_id = ${restricted.id} and user_id = ${memberId}`;
+      // No request of ours made the change, so none waited for it: the notification arrives on
+      // its own, within moments of the commit.
+      const t0 = Date.now();
+      let refusedAfter = -1;
+      while (Date.now() - t0 < 2000) {
+        if ((await count()).isError) {
+          refusedAfter = Date.now() - t0;
+          break;
+        }
+      }
+      expect(refusedAfter).toBeGreaterThanOrEqual(0);
+      expect(refusedAfter).toBeLessThan(2000);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('cached rows are frozen: no request can alter what the next one is told', async () => {
+    await admin('POST', `/api/v1/desk/databases/${restricted.id}/grants`, { user_id: memberId });
+    const { findAccessTarget } = await import('../../store/grants.ts');
+    const q = {
+      orgId: (await svc.deps.sql<{ org_id: string }[]>`select org_id from users where id = ${memberId}`)[0]!
+        .org_id,
+      databaseId: restricted.id,
+      credentialId: null,
+      userId: memberId,
+      role: 'member',
+    };
+    const first = await findAccessTarget(svc.deps.sql, q);
+    const second = await findAccessTarget(svc.deps.sql, q);
+    expect(second).toBe(first);
+    expect(() => {
+      (first!.db as { restrict_access: boolean }).restrict_access = false;
+    }).toThrow(TypeError);
+  });
+});
+
+describe('AccessCache rules (store/access-cache.ts)', () => {
+  const logger = createLogger('silent');
+
+  it('rule 1: a read during which a change was notified is not kept', async () => {
+    const cache = new AccessCache(svc.storeUrl, logger);
+    await cache.start();
+    const other = outside();
+    try {
+      let loads = 0;
+      const stale = await cache.read('k', async () => {
+        loads++;
+        await other`select pg_notify(${CHANNEL}, '')`;
+        // Returns once the cache has received the change notified above.
+        await cache.barrier(other);
+        return 'old';
+      });
+      expect(stale).toBe('old');
+      const load = (value: string) => async () => {
+        loads++;
+        return value;
+      };
+      expect(await cache.read('k', load('new'))).toBe('new');
+      expect(await cache.read('k', load('newer'))).toBe('new');
+      expect(loads).toBe(2);
+    } finally {
+      await other.end();
+      await cache.close();
+    }
+  });
+
+  it('rule 2: with its listening connection gone it reads the store, and trusts memory again once listening', async () => {
+    const cache = new AccessCache(svc.storeUrl, logger);
+    await cache.start();
+    const other = outside();
+    try {
+      expect(await cache.read('k', async () => 'a')).toBe('a');
+      expect(await cache.read('k', async () => 'b')).toBe('a');
+      await other`
+        select pg_terminate_backend(pid) from pg_stat_activity
+        where application_name = 'countersign-access-listener' and datname = current_database()`;
+      await until(() => !cache.live);
+      // Deaf: what changes now is never notified, so nothing is served from memory.
+      expect(await cache.read('k', async () => 'c')).toBe('c');
+      expect(await cache.read('k', async () => 'd')).toBe('d');
+      await until(() => cache.live, 5000);
+      expect(await cache.read('k', async () => 'e')).toBe('e');
+      expect(await cache.read('k', async () => 'f')).toBe('e');
+    } finally {
+      await other.end();
+      await cache.close();
+    }
+  });
+
+  it('rule 3: after a barrier, every change committed before it has emptied the cache', async () => {
+    const cache = new AccessCache(svc.storeUrl, logger);
+    await cache.start();
+    const other = outside();
+    const sql = outside();
+    try {
+      for (let i = 0; i < 20; i++) {
+        const key = `k${i}`;
+        expect(await cache.read(key, async () => 'old')).toBe('old');
+        expect(await cache.read(key, async () => 'unread')).toBe('old');
+        await other`select pg_notify(${CHANNEL}, '')`;
+        await cache.barrier(sql);
+        expect(await cache.read(key, async () => 'new')).toBe('new');
+      }
+    } finally {
+      await other.end();
+      await sql.end();
+      await cache.close();
+    }
+  });
+});
+
+async function until(ok: () => boolean, ms = 2000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
