@@ -115,11 +115,10 @@ async function serveLegacy(
     enableJsonResponse: true,
   });
   await server.connect(transport);
-  try {
-    return await transport.handleRequest(req, { authInfo, parsedBody });
-  } finally {
-    await server.close();
-  }
+  // Not closed afterwards: in JSON-response mode the answer is complete when handleRequest
+  // returns and nothing of the pair outlives the request, while close() builds an Error (with
+  // its stack) to settle pending requests there are none of — ~0.05 ms a call (issue 14 profile).
+  return transport.handleRequest(req, { authInfo, parsedBody });
 }
 
 function rpcError(
