@@ -12,29 +12,49 @@
 // 2. Without a live listener nothing is served from memory: the cache is emptied when the listening
 //    connection closes and only used again once LISTEN is re-established.
 // 3. A request that may have changed access answers only after `accessBarrier`: it sends a
-//    notification of its own and waits to receive it. PostgreSQL delivers notifications of
-//    different transactions in commit order (NOTIFY docs), so by then the notification of the
-//    change has been received and the cache emptied. api/app.ts calls it after every request
-//    that can write.
-// Other processes (another serve replica, the worker) receive the same notification when the
-// change commits; README "Access-decision cache" states that bound.
+//    notification of its own and waits until this process and every other one listening (serve
+//    replicas, workers) has received it — the others acknowledge on the channel. PostgreSQL
+//    delivers notifications of different transactions in commit order (NOTIFY docs), so each
+//    process has by then received the change's notification and emptied its cache. api/app.ts
+//    calls it after every request that can write.
+// Processes find each other on the same channel: each says hello when it starts listening and
+// every few seconds (answered with a hello by those that did not know it), and bye when it stops.
+// A process that does not acknowledge within the barrier's timeout is forgotten until it says
+// hello again, and logged; if it cannot hear the channel at all, rule 2 already keeps it off its
+// cache. Changes made outside the service (psql, the admin CLI) wait for no one: each process
+// drops its cache when their notification arrives, moments after the commit.
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import type { Logger } from '../core/logger.ts';
 import type { Sql, Tx } from './db.ts';
 
-/** The channel the triggers notify (payload ''), and barriers use (payload 'barrier:<id>'). */
+/**
+ * The channel. Payloads: '' a change (the triggers); `hello:<process>` and `bye:<process>`;
+ * `barrier:<process>:<id>` and its acknowledgements `ack:<id>:<process>`.
+ */
 export const CHANNEL = 'countersign_access';
-const BARRIER = 'barrier:';
 /** Entries kept at most; past it the cache starts over (a decision is cheap to read again). */
 const LIMIT = 10_000;
 /** How long a barrier waits for its own notification before it stops trusting the cache. */
 const BARRIER_TIMEOUT_MS = 2_000;
 const RELISTEN_MS = 1_000;
+/** How often a process says hello, and how long after its last word it counts as gone. */
+const HELLO_MS = 5_000;
+const PEER_TTL_MS = 15_000;
+
+interface PendingBarrier {
+  heardOwn: boolean;
+  waitingFor: Set<string>;
+  done: () => void;
+}
 
 export class AccessCache {
   readonly #entries = new Map<string, { value: unknown; generation: number }>();
-  readonly #barriers = new Map<string, () => void>();
+  readonly #barriers = new Map<string, PendingBarrier>();
+  /** Other listening processes, by id, with when each was last heard from. */
+  readonly #peers = new Map<string, number>();
+  readonly #id = randomUUID();
+  #hello: NodeJS.Timeout | null = null;
   readonly #listener: postgres.Sql;
   readonly #logger: Logger;
   #generation = 0;
@@ -69,6 +89,11 @@ export class AccessCache {
       // Whatever changed before LISTEN took effect was never notified: start from nothing.
       this.#flush();
       this.#live = true;
+      this.#say(`hello:${this.#id}`);
+      if (!this.#hello) {
+        this.#hello = setInterval(() => this.#live && this.#say(`hello:${this.#id}`), HELLO_MS);
+        this.#hello.unref();
+      }
     } catch (err) {
       this.#logger.warn(
         { err: { name: (err as Error).name, message: (err as Error).message } },
@@ -97,43 +122,94 @@ export class AccessCache {
     return value;
   }
 
-  /** Rule 3: resolves once every change committed before this call has emptied the cache. */
+  /** Rule 3: resolves once every listening process has dropped what earlier commits made stale. */
   async barrier(sql: Tx): Promise<void> {
     if (!this.#live) return;
     const id = randomUUID();
-    const received = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
-        this.#barriers.delete(id);
-        resolve(false);
-      }, BARRIER_TIMEOUT_MS);
-      this.#barriers.set(id, () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
+    const now = Date.now();
+    const waitingFor = new Set(
+      [...this.#peers].filter(([, seen]) => now - seen < PEER_TTL_MS).map(([p]) => p),
+    );
+    let pending: PendingBarrier | undefined;
+    const finished = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), BARRIER_TIMEOUT_MS);
+      pending = {
+        heardOwn: false,
+        waitingFor,
+        done: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      this.#barriers.set(id, pending);
     });
-    await sql`select pg_notify(${CHANNEL}, ${BARRIER + id})`;
-    if (!(await received)) {
+    await sql`select pg_notify(${CHANNEL}, ${`barrier:${this.#id}:${id}`})`;
+    const complete = await finished;
+    this.#barriers.delete(id);
+    if (complete) return;
+    if (!pending!.heardOwn) {
       // The listener no longer hears us: stop trusting memory until it listens again.
       this.#logger.warn('access cache: a barrier was not delivered; listening again');
       this.#lost();
     }
+    if (pending!.waitingFor.size > 0) {
+      this.#logger.warn(
+        { processes: pending!.waitingFor.size },
+        'access cache: processes did not acknowledge a barrier in time; forgotten until they say hello',
+      );
+      for (const peer of pending!.waitingFor) this.#peers.delete(peer);
+    }
   }
 
   async close(): Promise<void> {
+    if (this.#live) await this.#say(`bye:${this.#id}`);
     this.#closed = true;
     this.#live = false;
     if (this.#relisten) clearTimeout(this.#relisten);
+    if (this.#hello) clearInterval(this.#hello);
     this.#flush();
     await this.#listener.end({ timeout: 1 });
   }
 
   #notified(payload: string): void {
-    if (payload.startsWith(BARRIER)) {
-      // Another process's barrier is no change; ours has now passed every earlier notification.
-      this.#barriers.get(payload.slice(BARRIER.length))?.();
+    if (payload === '') {
+      this.#flush();
       return;
     }
-    this.#flush();
+    const [kind, a = '', b = ''] = payload.split(':');
+    if (kind === 'hello' && a !== this.#id) {
+      const known = this.#peers.has(a);
+      this.#peers.set(a, Date.now());
+      // A newcomer learns of this process at once rather than at its next hello.
+      if (!known) this.#say(`hello:${this.#id}`);
+    } else if (kind === 'bye') {
+      this.#peers.delete(a);
+    } else if (kind === 'barrier') {
+      // Every notification committed before the barrier has been handled by now (commit order).
+      if (a === this.#id) {
+        this.#settle(b, (p) => {
+          p.heardOwn = true;
+        });
+      } else this.#say(`ack:${b}:${this.#id}`);
+    } else if (kind === 'ack') {
+      this.#peers.set(b, Date.now());
+      this.#settle(a, (p) => p.waitingFor.delete(b));
+    } else {
+      // Anything else on the channel is taken as a change: emptying is always safe.
+      this.#flush();
+    }
+  }
+
+  #settle(barrier: string, update: (p: PendingBarrier) => void): void {
+    const pending = this.#barriers.get(barrier);
+    if (!pending) return;
+    update(pending);
+    if (pending.heardOwn && pending.waitingFor.size === 0) pending.done();
+  }
+
+  /** Sends on the channel from the listening connection (failures only cost a peer a wait). */
+  async #say(payload: string): Promise<void> {
+    await this.#listener`select pg_notify(${CHANNEL}, ${payload})`.catch(() => {});
   }
 
   #flush(): void {

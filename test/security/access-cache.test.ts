@@ -204,6 +204,53 @@ describe('AccessCache rules (store/access-cache.ts)', () => {
   });
 });
 
+describe('across processes (two caches on one store, as two replicas)', () => {
+  const logger = createLogger('silent');
+
+  it('a barrier returns only once the other process has dropped what the change made stale', async () => {
+    const a = new AccessCache(svc.storeUrl, logger);
+    const b = new AccessCache(svc.storeUrl, logger);
+    await a.start();
+    await b.start();
+    const sql = outside();
+    const other = outside();
+    try {
+      for (let i = 0; i < 20; i++) {
+        const key = `x${i}`;
+        expect(await b.read(key, async () => 'old')).toBe('old');
+        expect(await b.read(key, async () => 'unread')).toBe('old');
+        await other`select pg_notify(${CHANNEL}, '')`;
+        await a.barrier(sql);
+        expect(await b.read(key, async () => 'new')).toBe('new');
+      }
+    } finally {
+      await Promise.all([a.close(), b.close(), sql.end(), other.end()]);
+    }
+  });
+
+  it('a process that never acknowledges delays one barrier by its timeout, then is forgotten', async () => {
+    const a = new AccessCache(svc.storeUrl, logger);
+    await a.start();
+    const sql = outside();
+    try {
+      // A listener that says hello and then stays silent (a replica whose event loop is stuck).
+      await sql`select pg_notify(${CHANNEL}, 'hello:stuck-replica')`;
+      await a.barrier(sql); // also makes sure the hello has been received
+      const t0 = Date.now();
+      await a.barrier(sql);
+      const first = Date.now() - t0;
+      const t1 = Date.now();
+      await a.barrier(sql);
+      const second = Date.now() - t1;
+      expect(a.live).toBe(true);
+      expect(second).toBeLessThan(first);
+      expect(second).toBeLessThan(1000);
+    } finally {
+      await Promise.all([a.close(), sql.end()]);
+    }
+  });
+});
+
 async function until(ok: () => boolean, ms = 2000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!ok()) {
