@@ -59,7 +59,10 @@ export async function appendNow(sql: Tx, orgId: string, entries: readonly Pendin
  */
 export function appendGrouped(pool: Sql, orgId: string, entry: Pending): Promise<Appended> {
   let byOrg = queues.get(pool);
-  if (!byOrg) queues.set(pool, (byOrg = new Map()));
+  if (!byOrg) {
+    byOrg = new Map();
+    queues.set(pool, byOrg);
+  }
   const waiting = byOrg.get(orgId);
   return new Promise<Appended>((resolve, reject) => {
     const waiter = { ...entry, resolve, reject };
@@ -80,19 +83,24 @@ async function drain(pool: Sql, byOrg: Map<string, Waiter[]>, orgId: string, que
 }
 
 async function commit(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> {
+  let rows: Appended[];
   try {
-    const rows = await appendNow(pool, orgId, batch);
-    batch.forEach((w, i) => w.resolve(rows[i]!));
-    return;
+    rows = await appendNow(pool, orgId, batch);
   } catch (err) {
-    if (batch.length === 1) {
-      batch[0]!.reject(err);
-      return;
-    }
+    if (batch.length === 1) batch[0]!.reject(err);
+    else await oneByOne(pool, orgId, batch);
+    return;
   }
-  // The batch was refused as a whole (nothing of it written): one bad entry must fail only its
-  // own caller, so each entry goes again on its own. An entry that was written after all (the
-  // answer was lost) collides on its id and fails: failing closed, never a result unaudited.
+  for (const [i, w] of batch.entries()) w.resolve(rows[i]!);
+}
+
+/**
+ * The batch was refused as a whole (nothing of it written): one bad entry must fail only its own
+ * caller, so each entry goes again on its own. An entry that was written after all (the answer
+ * was lost with the connection) collides on its id and fails: failing closed, never a result
+ * without its entry.
+ */
+async function oneByOne(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> {
   for (const w of batch) {
     try {
       w.resolve((await appendNow(pool, orgId, [w]))[0]!);
