@@ -5,6 +5,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../governance/audit.ts';
+import { isPool } from '../../store/audit-writer.ts';
 import type { Sql } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';
 import { migrate } from '../../store/migrate.ts';
@@ -171,5 +172,13 @@ describe('audit group commit', () => {
     expect([committed.seq, after.seq]).toEqual([2n, 3n]);
     expect(await seqs(org)).toEqual(oneTo(3));
     expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 3, ok: true });
+  });
+
+  it('batches on root pools only, not on a transaction or a reserved connection', async () => {
+    expect(isPool(a)).toBe(true);
+    expect(await a.begin(async (tx) => isPool(tx))).toBe(false);
+    const reserved = await a.reserve();
+    expect(isPool(reserved)).toBe(false);
+    reserved.release();
   });
 });
