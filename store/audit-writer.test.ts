@@ -13,9 +13,10 @@ interface Call {
 /** A fake root pool: each audit_append call waits for `finish()`; it refuses any batch holding 'bad'. */
 function fakePool() {
   const calls: Call[] = [];
-  const sql = (_strings: TemplateStringsArray, orgId: string, bodies: string[]) =>
+  // A batch of one binds its body; a larger batch binds the array of bodies.
+  const sql = (_strings: TemplateStringsArray, orgId: string, body: string | string[]) =>
     new Promise<Appended[]>((resolve, reject) => {
-      const ids = bodies.map((b) => (JSON.parse(b) as { id: string }).id);
+      const ids = [body].flat().map((b) => (JSON.parse(b) as { id: string }).id);
       calls.push({
         orgId,
         ids,

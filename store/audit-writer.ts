@@ -42,6 +42,7 @@ export function isPool(sql: Tx): sql is Sql {
  * whole when any entry is refused: nothing of the batch is written then.
  */
 export async function appendNow(sql: Tx, orgId: string, entries: readonly Pending[]): Promise<Appended[]> {
+  if (entries.length === 1) return [await appendOne(sql, orgId, entries[0]!)];
   const rows = await sql<Appended[]>`
     select id, seq, hash from audit_append(${orgId}, ${entries.map((e) => e.body)}::text[])`;
   // Matched by id: RETURNING's row order is not something to lean on.
@@ -51,6 +52,44 @@ export async function appendNow(sql: Tx, orgId: string, entries: readonly Pendin
     if (!row) throw new Error(`audit entry ${e.id} was not appended`);
     return row;
   });
+}
+
+/**
+ * A batch of one — an idle organization's entry, or one inside a transaction — as one statement:
+ * measured, it costs PostgreSQL about 0.1 ms less than a call of the plpgsql function, which only
+ * pays off from two entries on. The same chain formula and the same storing from the body as
+ * audit_append (store/migrations/0020_audit_batch.sql): keep the two in step. Updating the head
+ * takes its row lock, and READ COMMITTED re-reads the head after the wait.
+ */
+async function appendOne(sql: Tx, orgId: string, entry: Pending): Promise<Appended> {
+  // An entry of another organization finds no head here, so it is refused rather than hashed
+  // into this chain (a data-modifying CTE runs whole: the check must be in the update).
+  const [row] = await sql<Appended[]>`
+    with entry as (select ${orgId}::text as org_id, ${entry.body}::text as body),
+    head as (
+      update audit_heads h
+      set prev_hash = h.hash,
+          seq = h.seq + 1,
+          hash = encode(sha256(convert_to(h.hash || ':' || (h.seq + 1)::text || ':' || entry.body, 'UTF8')), 'hex')
+      from entry
+      where h.org_id = entry.org_id and entry.body::jsonb ->> 'org_id' = entry.org_id
+      returning h.seq, h.hash, h.prev_hash, entry.body
+    )
+    insert into audit_log (
+      id, org_id, seq, occurred_at, actor_kind, actor_user_id, actor_api_key_id, actor_workflow_run_id,
+      actor_workflow_id, origin, ai_client_id, ai_client_name, database_id, credential_id, statement,
+      params, classification, rows_returned, duration_ms, request_id, reviews_required, approved_by,
+      bypassed, bypass_reason, outcome, detail, event, subject, prev_hash, hash)
+    select
+      e.id, e.org_id, head.seq, e.occurred_at, e.actor_kind, e.actor_user_id, e.actor_api_key_id,
+      e.actor_workflow_run_id, e.actor_workflow_id, e.origin, e.ai_client_id, e.ai_client_name,
+      e.database_id, e.credential_id, e.statement, e.params, e.classification, e.rows_returned,
+      e.duration_ms, e.request_id, e.reviews_required, e.approved_by, e.bypassed, e.bypass_reason,
+      e.outcome, e.detail, coalesce(e.event, 'query'), e.subject, head.prev_hash, head.hash
+    from head, jsonb_populate_record(null::audit_log, head.body::jsonb) as e
+    returning id, seq, hash`;
+  if (!row) throw new Error(`organization ${orgId} has no audit chain head (or the entry is not its own)`);
+  return row;
 }
 
 /**

@@ -2,7 +2,8 @@
 -- of entries of ONE organization: it takes the chain head's row lock once, chains the entries in
 -- order with the same formula as before (sha256(prev_hash ':' seq ':' body), hex), inserts them
 -- and moves the head once. Under concurrency the writers of one process wait behind one lock
--- holder per batch instead of one per entry (store/audit-writer.ts).
+-- holder per batch instead of one per entry (store/audit-writer.ts). A batch of one is a single
+-- statement there instead, with the same formula: the function call costs more for one entry.
 --
 -- Each entry arrives only as its body: the canonical JSON of every hashed column
 -- (governance/audit-chain.ts). The row is stored from that very text, so what is stored cannot

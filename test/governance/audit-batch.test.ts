@@ -16,7 +16,7 @@ let store: TestStore;
 // Two pools on one store, as two service processes would have.
 let a: Sql;
 let b: Sql;
-/** Sizes of the audit_append calls each pool sent, in order. */
+/** Sizes of the audit batches each pool sent, in order. */
 const batches = new Map<Sql, number[]>();
 
 function pool(url: string): Sql {
@@ -26,7 +26,9 @@ function pool(url: string): Sql {
     onnotice: () => {},
     types: { bigint: postgres.BigInt },
     debug: (_conn, query, params) => {
+      // A batch of several calls audit_append; a batch of one is a single statement of its own.
       if (query.includes('from audit_append(')) sizes.push((params[1] as unknown[]).length);
+      else if (query.includes('from head, jsonb_populate_record(')) sizes.push(1);
     },
   }) as unknown as Sql;
   batches.set(sql, sizes);
