@@ -5,7 +5,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../governance/audit.ts';
-import { isPool } from '../../store/audit-writer.ts';
+import { appendNow, isPool } from '../../store/audit-writer.ts';
 import type { Sql } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';
 import { migrate } from '../../store/migrate.ts';
@@ -154,6 +154,19 @@ describe('audit group commit', () => {
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'fulfilled', 'rejected']);
     expect((settled[0] as PromiseRejectedResult).reason.message).toMatch(/has no audit chain head/);
     expect(await seqs(org)).toEqual([1n]);
+  });
+
+  it('refuses an entry of another organization, alone or in a batch, and leaves the head alone', async () => {
+    const [x, y] = [await newOrg(), await newOrg()];
+    await recordAttempt(a, attempt(x, 0));
+    const foreign = (id: string) => ({ id, body: JSON.stringify({ id, org_id: y, outcome: 'allowed' }) });
+    await expect(appendNow(a, x, [foreign('aud_foreign_1')])).rejects.toThrow(/not its own/);
+    await expect(appendNow(a, x, [foreign('aud_foreign_2'), foreign('aud_foreign_3')])).rejects.toThrow(
+      /another organization/,
+    );
+    expect(await a`select 1 from audit_log where id like 'aud_foreign_%'`).toHaveLength(0);
+    expect((await recordAttempt(b, attempt(x, 1))).seq).toBe(2n);
+    expect(await verifyAuditChain(a, x)).toMatchObject({ entries: 2, ok: true });
   });
 
   it('an append inside a transaction is undone by its rollback, leaving no entry and no gap', async () => {
