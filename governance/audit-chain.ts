@@ -53,9 +53,10 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The text the store hashes for an entry, and stores it from: audit_append
- * (store/migrations/0020_audit_batch.sql) fills every column from this JSON by name, so it must
- * hold every stored column but seq, prev_hash and hash (a missing `event` reads as 'query').
+ * The text the store hashes for an entry, and stores it from: the append (store/audit-writer.ts,
+ * and audit_append in store/migrations/0020_audit_batch.sql) fills every column from this JSON by
+ * name, so it must hold every stored column but seq, prev_hash and hash (a missing `event` reads
+ * as 'query').
  */
 export function bodyText(body: AuditBody): string {
   return canonicalJson(body);
