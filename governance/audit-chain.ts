@@ -52,7 +52,12 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }
 
-/** The text the store hashes for an entry: keep in step with the append statement in store/audit.ts. */
+/**
+ * The text the store hashes for an entry, and stores it from: the append (store/audit-writer.ts,
+ * and audit_append in store/migrations/0020_audit_batch.sql) fills every column from this JSON by
+ * name, so it must hold every stored column but seq, prev_hash and hash (a missing `event` reads
+ * as 'query').
+ */
 export function bodyText(body: AuditBody): string {
   return canonicalJson(body);
 }

@@ -1,3 +1,4 @@
+import { appendGrouped, appendNow, isPool } from './audit-writer.ts';
 import type { Tx } from './db.ts';
 
 /** One audit entry as stored (store/migrations/0004_governance.sql). */
@@ -40,44 +41,22 @@ export interface AuditRow {
 export type AuditInsert = Omit<AuditRow, 'seq' | 'prev_hash' | 'hash'>;
 
 /**
- * Appends one entry in a single statement. Updating the organization's head row takes its row
- * lock, so concurrent appends of one organization queue there, and in READ COMMITTED the update
- * re-reads the head after the wait: every entry chains onto the one committed just before it.
- * `body` is the canonical text of the entry (governance/audit-chain.ts bodyText).
+ * Appends one entry to its organization's chain (audit_append, store/migrations/0020_audit_batch.sql).
+ * The row is stored from `body`, the canonical text of the entry (governance/audit-chain.ts
+ * bodyText) that is hashed, so the two cannot disagree; of `e` only the id and organization are read.
+ * On a root pool the entry joins that pool's group commit (store/audit-writer.ts); inside a
+ * transaction it is appended at once on the transaction, so a rollback takes it back (and its
+ * seq: the head row is rolled back too, leaving no gap).
  */
 export async function appendAudit(
   sql: Tx,
-  e: AuditInsert,
+  e: Pick<AuditInsert, 'id' | 'org_id'>,
   body: string,
 ): Promise<{ seq: bigint; hash: string }> {
-  const [row] = await sql<{ seq: bigint; hash: string }[]>`
-    with head as (
-      update audit_heads
-      set prev_hash = hash,
-          seq = seq + 1,
-          hash = encode(sha256(convert_to(hash || ':' || (seq + 1)::text || ':' || ${body}::text, 'UTF8')), 'hex')
-      where org_id = ${e.org_id}
-      returning seq, hash, prev_hash
-    )
-    insert into audit_log (
-      id, org_id, seq, occurred_at, actor_kind, actor_user_id, actor_api_key_id, actor_workflow_run_id,
-      actor_workflow_id, origin, ai_client_id, ai_client_name, database_id, credential_id, statement,
-      params, classification, rows_returned, duration_ms, request_id, reviews_required, approved_by,
-      bypassed, bypass_reason, outcome, detail, event, subject, prev_hash, hash)
-    select
-      ${e.id}::text, ${e.org_id}::text, head.seq, ${e.occurred_at.toISOString()}::timestamptz,
-      ${e.actor_kind}::text, ${e.actor_user_id}::text, ${e.actor_api_key_id}::text,
-      ${e.actor_workflow_run_id}::text, ${e.actor_workflow_id}::text, ${e.origin}::text,
-      ${e.ai_client_id}::text, ${e.ai_client_name}::text, ${e.database_id}::text, ${e.credential_id}::text,
-      ${e.statement}::text, ${sql.json(e.params as never)}::jsonb, ${e.classification}::text,
-      ${e.rows_returned}::int, ${e.duration_ms}::int, ${e.request_id}::text, ${e.reviews_required}::int,
-      ${sql.json(e.approved_by)}::jsonb, ${e.bypassed}::boolean, ${e.bypass_reason}::text,
-      ${e.outcome}::text, ${e.detail}::text, ${e.event}::text,
-      ${e.subject === null ? null : sql.json(e.subject as never)}::jsonb, head.prev_hash, head.hash
-    from head
-    returning seq, hash`;
-  if (!row) throw new Error(`organization ${e.org_id} has no audit chain head`);
-  return row;
+  const entry = { id: e.id, body };
+  if (isPool(sql)) return appendGrouped(sql, e.org_id, entry);
+  const [row] = await appendNow(sql, e.org_id, [entry]);
+  return row!;
 }
 
 /** Search filters (api/routes/audit.ts); every one optional. */

@@ -1,0 +1,199 @@
+// Group commit of audit appends (store/audit-writer.ts, issue 14) on a real PostgreSQL store:
+// batching must not change the chain — one gap-free chain per organization that
+// verifyAuditChain accepts, each caller told the place of its own entry — and must fail exactly
+// the callers whose entries were not written.
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../governance/audit.ts';
+import { appendNow, isPool } from '../../store/audit-writer.ts';
+import type { Sql } from '../../store/db.ts';
+import { newId } from '../../store/ids.ts';
+import { migrate } from '../../store/migrate.ts';
+import { insertOrganization } from '../../store/users.ts';
+import { createTestStore, type TestStore } from '../harness/store.ts';
+
+let store: TestStore;
+// Two pools on one store, as two service processes would have.
+let a: Sql;
+let b: Sql;
+/** Sizes of the audit batches each pool sent, in order. */
+const batches = new Map<Sql, number[]>();
+
+function pool(url: string): Sql {
+  const sizes: number[] = [];
+  const sql = postgres(url, {
+    max: 4,
+    onnotice: () => {},
+    types: { bigint: postgres.BigInt },
+    debug: (_conn, query, params) => {
+      // A batch of several calls audit_append; a batch of one is a single statement of its own.
+      if (query.includes('from audit_append(')) sizes.push((params[1] as unknown[]).length);
+      else if (query.includes('from head, jsonb_populate_record(')) sizes.push(1);
+    },
+  }) as unknown as Sql;
+  batches.set(sql, sizes);
+  return sql;
+}
+
+beforeAll(async () => {
+  store = await createTestStore();
+  a = pool(store.url);
+  b = pool(store.url);
+  await migrate(a);
+});
+afterAll(async () => {
+  await a?.end();
+  await b?.end();
+  await store?.drop();
+});
+
+async function newOrg(): Promise<string> {
+  return (await insertOrganization(a, { id: newId('org'), name: 'audit batch' })).id;
+}
+
+const attempt = (orgId: string, i: number): AuditAttempt => ({
+  orgId,
+  actor: { kind: 'api_key', apiKeyId: 'key_bench' },
+  origin: 'ai',
+  databaseId: null,
+  credentialId: null,
+  statement: 'select $1, $2',
+  // Quotes, backslashes and non-ASCII travel inside the text[] of bodies and must hash as sent.
+  params: [i, `"quoted" \\ back ${'é'.repeat(i % 3)}`],
+  classification: 'read',
+  outcome: 'allowed',
+  rowsReturned: 1,
+  durationMs: 0.4,
+});
+
+async function stored(sql: Sql, ids: string[]): Promise<Map<string, { seq: bigint; org_id: string }>> {
+  const rows = await sql<{ id: string; seq: bigint; org_id: string }[]>`
+    select id, seq, org_id from audit_log where id = any(${ids}::text[])`;
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+async function seqs(orgId: string): Promise<bigint[]> {
+  const rows = await a<{ seq: bigint }[]>`select seq from audit_log where org_id = ${orgId} order by seq`;
+  return rows.map((r) => r.seq);
+}
+
+const oneTo = (n: number) => Array.from({ length: n }, (_, i) => BigInt(i + 1));
+
+describe('audit group commit', () => {
+  it('300 concurrent appends from two pools make one gap-free chain; each caller gets its own seq', async () => {
+    const org = await newOrg();
+    batches.get(a)!.length = 0;
+    const results = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => recordAttempt(i % 2 ? a : b, attempt(org, i))),
+    );
+    const rows = await stored(
+      a,
+      results.map((r) => r.id),
+    );
+    for (const r of results) expect(rows.get(r.id)?.seq).toBe(r.seq);
+    expect(await seqs(org)).toEqual(oneTo(300));
+    expect(await verifyAuditChain(a, org)).toEqual({ orgId: org, entries: 300, ok: true, broken: null });
+    // Pool a's first entry went alone at once; the ones that arrived while it was in flight
+    // went together.
+    const sizes = batches.get(a)!;
+    expect(sizes[0]).toBe(1);
+    expect(sizes.reduce((x, y) => x + y, 0)).toBe(150);
+    expect(Math.max(...sizes)).toBeGreaterThan(1);
+  });
+
+  it('two organizations appending at once keep separate chains', async () => {
+    const [x, y] = [await newOrg(), await newOrg()];
+    const results = await Promise.all(
+      Array.from({ length: 120 }, (_, i) => recordAttempt(i % 3 ? a : b, attempt(i % 2 ? x : y, i))),
+    );
+    const rows = await stored(
+      a,
+      results.map((r) => r.id),
+    );
+    results.forEach((r, i) => {
+      expect(rows.get(r.id)).toEqual({ id: r.id, seq: r.seq, org_id: i % 2 ? x : y });
+    });
+    expect(await seqs(x)).toEqual(oneTo(60));
+    expect(await seqs(y)).toEqual(oneTo(60));
+    expect(await verifyAuditChain(a, x)).toMatchObject({ entries: 60, ok: true });
+    expect(await verifyAuditChain(a, y)).toMatchObject({ entries: 60, ok: true });
+  });
+
+  it('a bad entry in a batch fails only its own caller; the others are written', async () => {
+    const org = await newOrg();
+    batches.get(a)!.length = 0;
+    const settled = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        // The check constraint on outcome refuses entry 10.
+        recordAttempt(a, i === 10 ? { ...attempt(org, i), outcome: 'bogus' as never } : attempt(org, i)),
+      ),
+    );
+    // Entry 0 went alone; 1..19 arrived during it and went as one batch, which was refused whole.
+    expect(batches.get(a)!.slice(0, 2)).toEqual([1, 19]);
+    expect(settled.map((s) => s.status)).toEqual(
+      Array.from({ length: 20 }, (_, i) => (i === 10 ? 'rejected' : 'fulfilled')),
+    );
+    expect((settled[10] as PromiseRejectedResult).reason).toMatchObject({ code: '23514' });
+    const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const rows = await stored(
+      a,
+      ok.map((r) => r.id),
+    );
+    for (const r of ok) expect(rows.get(r.id)?.seq).toBe(r.seq);
+    expect(await seqs(org)).toEqual(oneTo(19));
+    expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 19, ok: true });
+  });
+
+  it('an organization without a chain head fails its callers only', async () => {
+    const org = await newOrg();
+    const settled = await Promise.allSettled([
+      recordAttempt(a, attempt('org_without_head', 0)),
+      recordAttempt(a, attempt(org, 1)),
+      recordAttempt(a, attempt('org_without_head', 2)),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'fulfilled', 'rejected']);
+    expect((settled[0] as PromiseRejectedResult).reason.message).toMatch(/has no audit chain head/);
+    expect(await seqs(org)).toEqual([1n]);
+  });
+
+  it('refuses an entry of another organization, alone or in a batch, and leaves the head alone', async () => {
+    const [x, y] = [await newOrg(), await newOrg()];
+    await recordAttempt(a, attempt(x, 0));
+    const foreign = (id: string) => ({ id, body: JSON.stringify({ id, org_id: y, outcome: 'allowed' }) });
+    await expect(appendNow(a, x, [foreign('aud_foreign_1')])).rejects.toThrow(/not its own/);
+    await expect(appendNow(a, x, [foreign('aud_foreign_2'), foreign('aud_foreign_3')])).rejects.toThrow(
+      /another organization/,
+    );
+    expect(await a`select 1 from audit_log where id like 'aud_foreign_%'`).toHaveLength(0);
+    expect((await recordAttempt(b, attempt(x, 1))).seq).toBe(2n);
+    expect(await verifyAuditChain(a, x)).toMatchObject({ entries: 2, ok: true });
+  });
+
+  it('an append inside a transaction is undone by its rollback, leaving no entry and no gap', async () => {
+    const org = await newOrg();
+    await recordAttempt(a, attempt(org, 0));
+    let inside: { id: string; seq: bigint } | undefined;
+    await expect(
+      a.begin(async (tx) => {
+        inside = await recordAttempt(tx, attempt(org, 1));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(inside?.seq).toBe(2n);
+    expect((await stored(a, [inside!.id])).size).toBe(0);
+    // The rollback took the seq back with the entry: the next entries are 2 and 3.
+    const committed = await a.begin((tx) => recordAttempt(tx, attempt(org, 2)));
+    const after = await recordAttempt(b, attempt(org, 3));
+    expect([committed.seq, after.seq]).toEqual([2n, 3n]);
+    expect(await seqs(org)).toEqual(oneTo(3));
+    expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 3, ok: true });
+  });
+
+  it('batches on root pools only, not on a transaction or a reserved connection', async () => {
+    expect(isPool(a)).toBe(true);
+    expect(await a.begin(async (tx) => isPool(tx))).toBe(false);
+    const reserved = await a.reserve();
+    expect(isPool(reserved)).toBe(false);
+    reserved.release();
+  });
+});
