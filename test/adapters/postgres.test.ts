@@ -265,6 +265,44 @@ describe('postgres execute', () => {
     });
   });
 
+  it('SELECTs answered before their connection is ready again each get their own answer', async () => {
+    // A SELECT's answer returns at CommandComplete, before ReadyForQuery: far more statements
+    // than the pool has connections, side by side and back to back, must not mix their replies.
+    const n = 400;
+    const results = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        pool.execute('select $1::int as i, pg_backend_pid() as pid', [i], OPTS),
+      ),
+    );
+    expect(results.map((r) => r.rows[0]![0])).toEqual(Array.from({ length: n }, (_, i) => i));
+    for (let i = 0; i < 100; i++) {
+      const r = await pool.execute('select $1::text as v', [`v${i}`], OPTS);
+      expect(r.rows).toEqual([[`v${i}`]]);
+    }
+  });
+
+  it('a write answers only once committed: another connection sees it at once', async () => {
+    const other = postgresAdapter.connect(config());
+    try {
+      for (let i = 0; i < 20; i++) {
+        const ins = await pool.execute(
+          'insert into adapter_pg_t (name) values ($1) returning id',
+          [`c${i}`],
+          OPTS,
+        );
+        expect(ins.command).toBe('INSERT');
+        const seen = await other.execute(
+          'select count(*) from adapter_pg_t where name = $1',
+          [`c${i}`],
+          OPTS,
+        );
+        expect(seen.rows).toEqual([['1']]);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a BEGIN left open does not leak into the next statement on the pool', async () => {
     await pool.execute('begin', [], OPTS);
     await pool.execute("insert into adapter_pg_t (name) values ('after-begin')", [], OPTS);
