@@ -55,6 +55,7 @@ export class AccessCache {
   readonly #peers = new Map<string, number>();
   readonly #id = randomUUID();
   #hello: NodeJS.Timeout | null = null;
+  #heardHello: (() => void) | null = null;
   readonly #listener: postgres.Sql;
   readonly #logger: Logger;
   #generation = 0;
@@ -86,10 +87,22 @@ export class AccessCache {
   async start(): Promise<void> {
     try {
       await this.#listener.unsafe(`listen ${CHANNEL}`);
+      // Trusted only once it hears itself: behind a pooler in transaction mode LISTEN succeeds
+      // and yet nothing is ever delivered to it.
+      const heard = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), BARRIER_TIMEOUT_MS);
+        this.#heardHello = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+      });
+      await this.#say(`hello:${this.#id}`);
+      const deaf = !(await heard);
+      this.#heardHello = null;
+      if (deaf) throw new Error(`LISTEN ${CHANNEL} succeeded but its own notification never arrived`);
       // Whatever changed before LISTEN took effect was never notified: start from nothing.
       this.#flush();
       this.#live = true;
-      this.#say(`hello:${this.#id}`);
       if (!this.#hello) {
         this.#hello = setInterval(() => this.#live && this.#say(`hello:${this.#id}`), HELLO_MS);
         this.#hello.unref();
@@ -177,7 +190,9 @@ export class AccessCache {
       return;
     }
     const [kind, a = '', b = ''] = payload.split(':');
-    if (kind === 'hello' && a !== this.#id) {
+    if (kind === 'hello' && a === this.#id) {
+      this.#heardHello?.();
+    } else if (kind === 'hello') {
       const known = this.#peers.has(a);
       this.#peers.set(a, Date.now());
       // A newcomer learns of this process at once rather than at its next hello.

@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/env.ts';
 import type { Deps } from '../../core/deps.ts';
 import { createLogger } from '../../core/logger.ts';
 import { connectTemporal } from '../../core/temporal.ts';
-import { startAccessCache } from '../../store/access-cache.ts';
+import { accessBarrier, startAccessCache } from '../../store/access-cache.ts';
 import { generateKey, Keyring } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
 import { mintSecret } from '../../store/secrets.ts';
@@ -21,6 +21,12 @@ export interface TestService {
   deps: Deps;
   /** The service's own store, for tests that change it from outside as psql or the CLI would. */
   storeUrl: string;
+  /**
+   * After a test changed access rows directly (not through a request): waits until the service
+   * has heard of every change committed so far, as a request that changes access does
+   * (store/access-cache.ts rule 3).
+   */
+  settled(): Promise<void>;
   api: RunningApi;
   /** The bootstrap credentials (known, since the test set them through the environment). */
   apiKey: string;
@@ -89,6 +95,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   return {
     url: api.url,
     storeUrl: store.url,
+    settled: () => accessBarrier(sql),
     deps,
     api,
     apiKey,

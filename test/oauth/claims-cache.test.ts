@@ -30,6 +30,8 @@ describe('cached access-token claims', () => {
     const { tokens } = await connect(svc, svc.admin);
     expect((await mcpStatusOf(svc, tokens.access_token)).status).toBe(200);
     await svc.deps.sql`update users set disabled_at = now() where email = ${svc.admin.email}`;
+    // Written as psql would: the service hears of it when the change's notification arrives.
+    await svc.settled();
     try {
       expect((await mcpStatusOf(svc, tokens.access_token)).status).toBe(401);
     } finally {

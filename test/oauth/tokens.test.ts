@@ -73,6 +73,8 @@ describe('access tokens at /mcp (RFC 9068, MCP authorization 2025-11-25)', () =>
     const mcp = await mcpClient(svc, tokens.access_token);
     await mcp.listTools();
     await svc.deps.sql`update users set disabled_at = now() where lower(email) = ${svc.admin.email}`;
+    // Written as psql would: the service hears of it when the change's notification arrives.
+    await svc.settled();
     try {
       expect((await mcpStatus(tokens.access_token)).status).toBe(401);
       const refresh = await token({
