@@ -94,7 +94,8 @@ export async function readAccessToken(
  * Verified claims by token, kept until the token expires (issue 14: verifying an ES256 signature
  * on every MCP call cost ~0.5 ms). Safe to cache: a signature and its claims cannot change, and
  * what can — the grant revoked, the person disabled, the client limited — is read from the store
- * on every request all the same (findGrantCaller). Only valid tokens are kept, so garbage sent
+ * on every request all the same (findGrantCaller, through the access cache that every such change
+ * empties: store/access-cache.ts). Only valid tokens are kept, so garbage sent
  * by a stranger costs a verification each time rather than memory; the map is bounded.
  */
 const verified = new Map<string, { claims: AccessClaims; expiresAt: number; sql: object }>();

@@ -2,7 +2,7 @@
 // rows they were read from change. What is cached: the OAuth grant behind an MCP token
 // (store/oauth.ts findGrantCaller), the access statement (store/grants.ts findAccessTarget) and
 // a data-protection policy with its rules. Every table those reads join carries a trigger
-// (store/migrations/0020_access_changes.sql) that sends NOTIFY on CHANNEL when a statement
+// (store/migrations/0021_access_changes.sql) that sends NOTIFY on CHANNEL when a statement
 // changes it; each process LISTENs and empties its cache on every notification.
 //
 // Revocation must win the race (issue 14: "a revocation takes effect before the next request can
