@@ -4,21 +4,31 @@ import { accessBarrier } from '../../store/access-cache.ts';
 import type { AppEnv } from '../env.ts';
 
 /**
- * A request that may have changed who can reach what answers only once this process's access
+ * A request that may have changed who can reach what answers only once every process's access
  * cache has dropped what the change made stale (store/access-cache.ts rule 3): whoever sees the
  * answer to a revocation can no longer be let in by a cached decision. It costs one small store
  * round trip on requests that can write.
  */
-export function accessSettled(deps: Pick<Deps, 'sql'>): MiddlewareHandler<AppEnv> {
+export function accessSettled(deps: Pick<Deps, 'sql' | 'logger'>): MiddlewareHandler<AppEnv> {
   return async function settleAccessChanges(c, next) {
     await next();
-    if (mayChangeAccess(c.req.method, c.req.path)) await accessBarrier(deps.sql);
+    if (!mayChangeAccess(c.req.method, c.req.path, c.res.status)) return;
+    try {
+      await accessBarrier(deps.sql);
+    } catch (err) {
+      // The change is committed either way; each process still drops its cache when the change's
+      // own notification reaches it. Say so rather than turn the answer into an error.
+      deps.logger.error(
+        { err: { name: (err as Error).name, message: (err as Error).message } },
+        'access cache: the barrier after a change failed',
+      );
+    }
   };
 }
 
-function mayChangeAccess(method: string, path: string): boolean {
-  // Signing in with SSO creates people and sets their role from the identity provider's groups.
-  if (path === '/login/sso/callback') return true;
+function mayChangeAccess(method: string, path: string, status: number): boolean {
+  // A refusal changed nothing (bad input, no credentials, not allowed, not found, too many tries).
+  if (status >= 400 && status < 500) return false;
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
   // MCP tools run and follow queries; none changes a grant, a role, a credential or a policy.
   return path !== '/mcp';

@@ -1,6 +1,7 @@
 // Issue 14: access decisions are cached between requests (store/access-cache.ts), and a
 // revocation still takes effect before the next request can observe it.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
 import { createUser } from '../../identity/manage.ts';
@@ -228,28 +229,71 @@ describe('across processes (two caches on one store, as two replicas)', () => {
     }
   });
 
-  it('a process that never acknowledges delays one barrier by its timeout, then is forgotten', async () => {
+  it('a barrier from a process that does not trust its own memory still waits for the others', async () => {
     const a = new AccessCache(svc.storeUrl, logger);
+    const deaf = new AccessCache(svc.storeUrl, logger); // never started: not listening
     await a.start();
     const sql = outside();
+    const other = outside();
     try {
-      // A listener that says hello and then stays silent (a replica whose event loop is stuck).
-      await sql`select pg_notify(${CHANNEL}, 'hello:stuck-replica')`;
-      await a.barrier(sql); // also makes sure the hello has been received
-      const t0 = Date.now();
-      await a.barrier(sql);
-      const first = Date.now() - t0;
-      const t1 = Date.now();
-      await a.barrier(sql);
-      const second = Date.now() - t1;
-      expect(a.live).toBe(true);
-      expect(second).toBeLessThan(first);
-      expect(second).toBeLessThan(1000);
+      // Not listening, it hears no acknowledgement either: it waits out the timeout, after which
+      // a listener has either handled the change or lost its lease.
+      for (let i = 0; i < 2; i++) {
+        const key = `d${i}`;
+        expect(await a.read(key, async () => 'old')).toBe('old');
+        await other`select pg_notify(${CHANNEL}, '')`;
+        await deaf.barrier(sql);
+        expect(await a.read(key, async () => 'new')).toBe('new');
+      }
     } finally {
-      await Promise.all([a.close(), sql.end()]);
+      await Promise.all([a.close(), deaf.close(), sql.end(), other.end()]);
+    }
+  });
+
+  it('a listener that never acknowledges holds a barrier for its timeout, no longer', async () => {
+    const a = new AccessCache(svc.storeUrl, logger);
+    await a.start();
+    // Listening under the listeners' name, and silent: a replica whose event loop is stuck.
+    const stuck = postgres(svc.storeUrl, {
+      max: 1,
+      onnotice: () => {},
+      connection: { application_name: 'countersign-access-listener' },
+    });
+    const sql = outside();
+    try {
+      await stuck.unsafe(`listen ${CHANNEL}`);
+      const t0 = performance.now();
+      await a.barrier(sql);
+      const waited = performance.now() - t0;
+      expect(waited).toBeGreaterThanOrEqual(1900);
+      expect(waited).toBeLessThan(3000);
+      expect(a.live).toBe(true);
+    } finally {
+      await Promise.all([a.close(), stuck.end(), sql.end()]);
+    }
+  });
+
+  it('a stalled process stops trusting its memory at once, and again once it hears itself', async () => {
+    const a = new AccessCache(svc.storeUrl, logger);
+    await a.start();
+    try {
+      expect(await a.read('s', async () => 'cached')).toBe('cached');
+      // Block the event loop past the lease: notifications may be waiting unread on the socket.
+      const until = Date.now() + 1700;
+      while (Date.now() < until) {}
+      expect(a.live).toBe(false);
+      expect(await a.read('s', async () => 'read again')).toBe('read again');
+      await untilLive(a);
+      expect(await a.read('s', async () => 'unread')).toBe('cached');
+    } finally {
+      await a.close();
     }
   });
 });
+
+async function untilLive(cache: AccessCache): Promise<void> {
+  await until(() => cache.live, 3000);
+}
 
 async function until(ok: () => boolean, ms = 2000): Promise<void> {
   const deadline = Date.now() + ms;
