@@ -124,13 +124,14 @@ async function verifiedClaims(deps: AccessDeps, token: string): Promise<AccessCl
  */
 const touched = new Map<string, number>();
 
-async function noteUse(sql: Tx, row: { grant_id: string; last_used_at: Date | null }): Promise<void> {
+function noteUse(sql: Tx, row: { grant_id: string; last_used_at: Date | null }): void {
   const now = Date.now();
   const last = Math.max(row.last_used_at?.getTime() ?? 0, touched.get(row.grant_id) ?? 0);
   if (now - last <= 60_000) return;
   if (touched.size >= VERIFIED_LIMIT) touched.clear();
   touched.set(row.grant_id, now);
-  await touchGrant(sql, row.grant_id);
+  // Bookkeeping only: a failed write must not fail the call it records.
+  void touchGrant(sql, row.grant_id).catch(() => touched.delete(row.grant_id));
 }
 
 /** Who an MCP request acts as: the user, through one grant of one client. */
@@ -154,7 +155,7 @@ export async function authenticateAccessToken(deps: AccessDeps, token: string): 
     return null;
   // A disabled user's credentials stop working on their next request (identity/authenticate.ts).
   if (row.disabled_at !== null) return null;
-  await noteUse(deps.sql, row);
+  noteUse(deps.sql, row);
   const principal: UserPrincipal = {
     kind: 'user',
     orgId: row.org_id,

@@ -130,6 +130,30 @@ describe('revocation wins the race with the cache (issue 14)', () => {
   });
 });
 
+describe('the triggers behind the cache (store/migrations/0021_access_changes.sql)', () => {
+  it('every table a cached read joins notifies its changes', async () => {
+    // The tables of store/oauth.ts findGrantCaller, store/grants.ts findAccessTarget and the
+    // policy read in governance/protection/index.ts: a table added to one of them needs a trigger.
+    const tables = [
+      'oauth_grants',
+      'oauth_clients',
+      'users',
+      'ai_client_controls',
+      'databases',
+      'credentials',
+      'database_grants',
+      'credential_grants',
+      'data_protection_assignments',
+      'data_protection_policies',
+      'data_protection_rules',
+    ];
+    const rows = await svc.deps.sql<{ table: string }[]>`
+      select c.relname as table from pg_trigger t join pg_class c on c.oid = t.tgrelid
+      where t.tgname = c.relname || '_access_changed' and not t.tgisinternal and t.tgenabled <> 'D'`;
+    expect(rows.map((r) => r.table).sort()).toEqual(expect.arrayContaining([...tables].sort()));
+  });
+});
+
 describe('AccessCache rules (store/access-cache.ts)', () => {
   const logger = createLogger('silent');
 
