@@ -80,11 +80,23 @@ export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
   server.setRequestHandler('tools/list', () => ({ tools: TOOL_LIST }));
   server.setRequestHandler('tools/call', async (request) => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
-    // tools §Error Handling (2025-11-25, 2026-07-28): an unknown tool is a protocol error
-    // (-32602), not a tool result; a model has nothing to correct in a tool that is not there.
-    if (!tool)
+    const ctx = toolContext(deps, caller);
+    if (!tool) {
+      // Every call leaves an audit entry (SPEC.md 1.4), a refused one too: a client probing for
+      // tools is seen in the log. The name is the client's: kept to 200 characters there.
+      const name = request.params.name.slice(0, 200);
+      await auditToolCall(ctx, {
+        tool: name,
+        args: request.params.arguments ?? {},
+        databaseId: null,
+        outcome: 'denied',
+        detail: `unknown tool ${name}`,
+      });
+      // tools §Error Handling (2025-11-25, 2026-07-28): an unknown tool is a protocol error
+      // (-32602), not a tool result; a model has nothing to correct in a tool that is not there.
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    return callTool(toolContext(deps, caller), tool, request.params.arguments ?? {});
+    }
+    return callTool(ctx, tool, request.params.arguments ?? {});
   });
   return server;
 }

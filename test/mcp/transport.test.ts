@@ -100,6 +100,15 @@ describe('2026-07-28: the stateless core', () => {
       id: 4,
       error: { code: -32602, message: expect.stringMatching(/Unknown tool: drop_everything/) },
     });
+    // Every call leaves an audit entry, a refused one too: a client probing for tools is seen.
+    const audited = await svc.deps.sql<{ outcome: string; origin: string; detail: string }[]>`
+      select outcome, origin, detail from audit_log
+      where event = 'mcp.tool' and subject->>'tool' in ('test_simple_text', 'drop_everything')
+      order by seq`;
+    expect(audited).toEqual([
+      { outcome: 'denied', origin: 'ai', detail: 'unknown tool test_simple_text' },
+      { outcome: 'denied', origin: 'ai', detail: 'unknown tool drop_everything' },
+    ]);
   });
 
   it('refuses a request whose Mcp-Method header disagrees with its body, before any tool runs', async () => {
