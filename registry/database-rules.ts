@@ -1,6 +1,6 @@
 import type { FieldError } from '../core/errors.ts';
 import { validationFailed } from '../core/errors.ts';
-import type { CredentialRow, DatabaseFields } from '../store/databases.ts';
+import { CREDENTIAL_SETTINGS, type CredentialRow, type DatabaseFields } from '../store/databases.ts';
 import type { PatchDatabaseInput } from './database-input.ts';
 
 // Rules of a database's credential set, checked on the final state before anything is written.
@@ -37,17 +37,8 @@ export function planCredentials(existing: CredentialRow[], patches: CredentialPa
         continue;
       }
       const fields: Partial<NewCredential> = {};
-      for (const key of [
-        'username',
-        'password',
-        'hostname',
-        'ai_allowed',
-        'timeout',
-        'reviews_required',
-        'default_credential',
-        'restrict_access',
-        'justification_required',
-      ] as const) {
+      // The password arrives in the clear and is stored encrypted (password_enc).
+      for (const key of ['username', 'password', ...CREDENTIAL_SETTINGS] as const) {
         if (p[key] !== undefined) Object.assign(fields, { [key]: p[key] });
       }
       updates.push({ id: p.id, fields });

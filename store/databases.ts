@@ -69,9 +69,8 @@ const DATABASE_COLUMNS = [
   'ai_max_rows',
 ] as const satisfies readonly (keyof DatabaseFields)[];
 
-const CREDENTIAL_COLUMNS = [
-  'username',
-  'password_enc',
+/** A credential's settings: every column but its identity, username and secret. */
+export const CREDENTIAL_SETTINGS = [
   'hostname',
   'ai_allowed',
   'timeout',
@@ -80,6 +79,8 @@ const CREDENTIAL_COLUMNS = [
   'restrict_access',
   'justification_required',
 ] as const satisfies readonly (keyof CredentialFields)[];
+
+const CREDENTIAL_COLUMNS = ['username', 'password_enc', ...CREDENTIAL_SETTINGS] as const;
 
 export async function insertDatabase(
   sql: Tx,

@@ -15,7 +15,7 @@ import { LATENCY_DYNAMIC_CONFIG } from '../../cli/temporal-latency.ts';
 import { generateKey } from '../../store/crypto.ts';
 import { createTestStore, type TestStore } from '../harness/store.ts';
 import { type StartedTemporal, startTemporal } from '../harness/temporal.ts';
-import { customAttributes, exitCode, until } from '../helpers/processes.ts';
+import { customAttributes, exitCode, runOneWorkflow, until } from '../helpers/processes.ts';
 import { freePort } from '../helpers/service.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -163,36 +163,7 @@ describe('docker-compose.yml', () => {
     const url = `http://127.0.0.1:${port}`;
     // First start of an empty store: the API key is printed once, to the api's terminal.
     const apiKey = await until('the first API key', async () => /API key: +(cskey_\S+)/.exec(api.out())?.[1]);
-    await until('readiness', async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined));
-    const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
-    const created = await fetch(`${url}/api/v1/workflows`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        name: 'compose check',
-        inputs: [{ key: 'n', description: 'a number', type: 'integer' }],
-        steps: [
-          { name: 'gate', action: { __type__: 'condition', expression: '${n} > 2', on_false: 'fail' } },
-        ],
-      }),
-    });
-    expect(created.status).toBe(201);
-    const wf = (await created.json()) as { id: string };
-    const ran = await fetch(`${url}/api/v1/workflows/${wf.id}/run`, {
-      method: 'POST',
-      headers,
-      body: '{"n": 5}',
-    });
-    expect(ran.status, await ran.clone().text()).toBe(200);
-    const runId = /run_[0-9A-Z]{26}/.exec(await ran.text())![0];
-    const status = await until('the run to finish', async () => {
-      const run = (await (
-        await fetch(`${url}/api/v1/workflows/${wf.id}/runs/${runId}`, { headers })
-      ).json()) as {
-        status: string;
-      };
-      return run.status === 'running' ? undefined : run.status;
-    });
+    const status = await runOneWorkflow(url, apiKey, { name: 'compose check' });
     expect(status, `api:\n${api.out().slice(-2000)}\nworker:\n${worker.out().slice(-2000)}`).toBe(
       'succeeded',
     );

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDev } from '../../cli/dev.ts';
 import { loadConfig } from '../../config/env.ts';
+import { runOneWorkflow } from '../helpers/processes.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -20,33 +21,6 @@ function capture(): { stream: Writable; text: () => string } {
     },
   });
   return { stream, text: () => text };
-}
-
-async function runOneWorkflow(url: string, apiKey: string): Promise<string> {
-  const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
-  const created = await fetch(`${url}/api/v1/workflows`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      name: 'dev check',
-      steps: [{ name: 'gate', action: { __type__: 'condition', expression: '1 < 2', on_false: 'fail' } }],
-    }),
-  });
-  expect(created.status).toBe(201);
-  const wf = (await created.json()) as { id: string };
-  const ran = await fetch(`${url}/api/v1/workflows/${wf.id}/run`, { method: 'POST', headers, body: '{}' });
-  expect(ran.status).toBe(200);
-  const runId = /run_[0-9A-Z]{26}/.exec(await ran.text())![0];
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-    const run = (await (
-      await fetch(`${url}/api/v1/workflows/${wf.id}/runs/${runId}`, { headers })
-    ).json()) as {
-      status: string;
-    };
-    if (run.status !== 'running') return run.status;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the run did not finish within 60 s');
 }
 
 describe('npm run dev (embedded PGlite store and local Temporal dev server)', () => {
@@ -77,7 +51,7 @@ describe('npm run dev (embedded PGlite store and local Temporal dev server)', ()
         401,
       );
       // A run started before the worker polls waits in Temporal's queue and succeeds once it does.
-      const status = runOneWorkflow(dev.apiUrl, apiKey);
+      const status = runOneWorkflow(dev.apiUrl, apiKey, { name: 'dev check', waitReady: false });
       await dev.workerReady;
       expect(first.text()).toMatch(/Worker ready/);
       expect(await status).toBe('succeeded');

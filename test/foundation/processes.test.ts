@@ -12,7 +12,7 @@ import { mintSecret } from '../../store/secrets.ts';
 import { servers } from '../harness/servers.ts';
 import { createTestStore, type TestStore } from '../harness/store.ts';
 import { startTemporal } from '../harness/temporal.ts';
-import { customAttributes, exitCode, until } from '../helpers/processes.ts';
+import { customAttributes, exitCode, runOneWorkflow, until } from '../helpers/processes.ts';
 import { freePort } from '../helpers/service.ts';
 
 // The production shape (DESIGN.md Processes): `countersign serve` and `countersign worker` as
@@ -100,35 +100,6 @@ async function withBareTemporal(
     await bare.process.stop('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-async function runOneWorkflow(url: string, apiKey: string): Promise<string> {
-  const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
-  await until('readiness', async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined));
-  const created = await fetch(`${url}/api/v1/workflows`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      name: 'process check',
-      inputs: [{ key: 'n', description: 'a number', type: 'integer' }],
-      steps: [{ name: 'gate', action: { __type__: 'condition', expression: '${n} > 2', on_false: 'fail' } }],
-    }),
-  });
-  expect(created.status).toBe(201);
-  const wf = (await created.json()) as { id: string };
-  const ran = await fetch(`${url}/api/v1/workflows/${wf.id}/run`, {
-    method: 'POST',
-    headers,
-    body: '{"n": 5}',
-  });
-  expect(ran.status).toBe(200);
-  const runId = /run_[0-9A-Z]{26}/.exec(await ran.text())![0];
-  return until('the run to finish', async () => {
-    const run = (await (
-      await fetch(`${url}/api/v1/workflows/${wf.id}/runs/${runId}`, { headers })
-    ).json()) as { status: string };
-    return run.status === 'running' ? undefined : run.status;
-  });
 }
 
 describe('production processes', () => {

@@ -29,8 +29,11 @@ function post(body: unknown, headers: Record<string, string> = {}): Promise<Resp
       accept: 'application/json, text/event-stream',
       ...headers,
     },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+    // A stream goes as it is, chunked (no Content-Length).
+    ...(body instanceof ReadableStream
+      ? { body, duplex: 'half' }
+      : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  } as RequestInit);
 }
 
 /** A 2026-07-28 request: the revision and capabilities in `_meta`, the routing headers set. */
@@ -196,16 +199,7 @@ describe('bad requests get a clear refusal', () => {
         else controller.close();
       },
     });
-    const res = await svc.fetch('/mcp', {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body,
-      duplex: 'half',
-    } as RequestInit);
+    const res = await post(body);
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({
       error: { message: expect.stringMatching(/exceeds 1048576 bytes/) },
@@ -220,17 +214,7 @@ describe('bad requests get a clear refusal', () => {
         controller.close();
       },
     });
-    const res = await svc.fetch('/mcp', {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-      },
-      body,
-      duplex: 'half',
-    } as RequestInit);
+    const res = await post(body, { 'mcp-protocol-version': '2025-11-25' });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: 3, result: {} });
   });
