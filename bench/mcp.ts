@@ -7,6 +7,7 @@
 // would share one event loop with the eight clients that drive it, and dbhub does not.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
   Client as ModernClient,
@@ -34,7 +35,7 @@ import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
 
-const SAMPLES = 1000;
+const SAMPLES = Number(process.env.BENCH_MCP_SAMPLES ?? 1000);
 const WARMUP = 100;
 const CONCURRENCY = 8;
 const THROUGHPUT_CALLS = 2000;
@@ -327,14 +328,26 @@ interface CpuSeconds {
   server: number;
   pg: number;
   clients: number;
+  /** CPU seconds of the whole machine left idle (all cores; /proc/stat idle + iowait). */
+  idle: number;
+  /** Wall seconds counted. */
+  wall: number;
 }
 
-const zeroCpu = (): CpuSeconds => ({ server: 0, pg: 0, clients: 0 });
+const zeroCpu = (): CpuSeconds => ({ server: 0, pg: 0, clients: 0, idle: 0, wall: 0 });
 
 function addCpu(into: CpuSeconds, x: CpuSeconds): void {
   into.server += x.server;
   into.pg += x.pg;
   into.clients += x.clients;
+  into.idle += x.idle;
+  into.wall += x.wall;
+}
+
+/** Idle CPU seconds of the machine so far: /proc/stat's `cpu` line, fields idle and iowait. */
+function idleSeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
+  return (Number(fields[4]) + Number(fields[5])) / 100;
 }
 
 /**
@@ -343,20 +356,30 @@ function addCpu(into: CpuSeconds, x: CpuSeconds): void {
  */
 function cpuCount(server: number): () => CpuSeconds {
   const pgs = () => postgresPids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-  const start = { server: cpuSeconds(server), pg: pgs(), clients: process.cpuUsage() };
+  const start = {
+    server: cpuSeconds(server),
+    pg: pgs(),
+    clients: process.cpuUsage(),
+    idle: idleSeconds(),
+    wall: performance.now(),
+  };
   return () => {
     const c = process.cpuUsage(start.clients);
     return {
       server: cpuSeconds(server) - start.server,
       pg: pgs() - start.pg,
       clients: (c.user + c.system) / 1e6,
+      idle: idleSeconds() - start.idle,
+      wall: (performance.now() - start.wall) / 1000,
     };
   };
 }
 
 function cpuPerCall(cpu: CpuSeconds, calls: number): string {
   const ms = (s: number) => ((s * 1000) / calls).toFixed(2);
-  return `server ${ms(cpu.server)}, postgres ${ms(cpu.pg)}, clients ${ms(cpu.clients)} ms`;
+  // Idle as a share of all the machine's cores over the counted time: what a faster path could use.
+  const idle = Math.round((100 * cpu.idle) / (cpu.wall * availableParallelism()));
+  return `server ${ms(cpu.server)}, postgres ${ms(cpu.pg)}, clients ${ms(cpu.clients)} ms; machine ${idle} % idle`;
 }
 
 function rssMb(pid: number | undefined): number {

@@ -13,6 +13,7 @@ import type { AppEnv } from '../env.ts';
 import { API_BODY_BYTES } from '../middleware/body-limit.ts';
 import { authenticateMcp } from './auth.ts';
 import { createMcpServer } from './server.ts';
+import { answerToolCall, plainToolCall } from './tool-call.ts';
 
 /**
  * /mcp: MCP over streamable HTTP, one endpoint for both protocol revisions (issue 15).
@@ -80,6 +81,9 @@ export function mcpRoutes(deps: Deps): Hono<AppEnv> {
     } catch {
       return rpcError(c, 400, -32700, 'Parse error: the request body is not JSON');
     }
+    // The hot request, a 2025-11-25 tools/call, is answered here (api/mcp/tool-call.ts).
+    const call = plainToolCall(c.req.raw, parsedBody);
+    if (call) return answerToolCall(deps, caller, call);
     // The body is read once, here, under the limit; the SDK classifies and serves the parsed value
     // instead of reading (and re-streaming) the request again (issue 14).
     if (await isLegacyRequest(c.req.raw, parsedBody))

@@ -42,6 +42,13 @@ export const TOOLS = [
   queryHistoryTool,
 ] as ToolDef[];
 
+const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
+
+/** The tool of that name, if there is one. */
+export function toolNamed(name: string): ToolDef | undefined {
+  return BY_NAME.get(name);
+}
+
 /** tools/list: the same for every caller and request, so built once. */
 const TOOL_LIST: Tool[] = TOOLS.map((t) => ({
   name: t.name,
@@ -79,7 +86,7 @@ export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
   );
   server.setRequestHandler('tools/list', () => ({ tools: TOOL_LIST }));
   server.setRequestHandler('tools/call', async (request) => {
-    const tool = TOOLS.find((t) => t.name === request.params.name);
+    const tool = toolNamed(request.params.name);
     const ctx = toolContext(deps, caller);
     if (!tool) {
       // Every call leaves an audit entry (SPEC.md 1.4), a refused one too: a client probing for

@@ -167,6 +167,65 @@ describe('2025-11-25: initialize, then requests, no session', () => {
   });
 });
 
+describe('2025-11-25 tools/call, answered without the SDK transport (api/mcp/tool-call.ts)', () => {
+  const call = (id: unknown, name: string, args?: unknown, extra: Record<string, unknown> = {}) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, ...(args === undefined ? {} : { arguments: args }), ...extra },
+  });
+  const v1 = { 'mcp-protocol-version': '2025-11-25' };
+  /** The same message through the SDK: a one-message batch is the SDK's to serve, answered alone. */
+  async function bothWays(message: Record<string, unknown>) {
+    const fast = await post(message, v1);
+    const viaSdk = await post([message], v1);
+    expect([fast.status, viaSdk.status]).toEqual([200, 200]);
+    expect(fast.headers.get('content-type')).toBe(viaSdk.headers.get('content-type'));
+    return [await fast.json(), await viaSdk.json()];
+  }
+  const withoutTimes = (x: unknown) =>
+    JSON.parse(
+      JSON.stringify(x)
+        .replace(/"duration_ms":[\d.]+/g, '"duration_ms":0')
+        .replace(/\\"duration_ms\\":[\d.]+/g, '\\"duration_ms\\":0'),
+    );
+
+  it('answers what the SDK answers: a result, a refusal as isError, a query', async () => {
+    const [listed, listedSdk] = await bothWays(call(7, 'list_databases', {}));
+    expect(listed).toEqual(listedSdk);
+    expect(listed.id).toBe(7);
+    expect(listed.result.structuredContent.databases.map((d: { id: string }) => d.id)).toContain(dbId);
+
+    const [refused, refusedSdk] = await bothWays(call('r-1', 'run_query', { database_id: 42 }));
+    expect(refused).toEqual(refusedSdk);
+    expect(refused.result.isError).toBe(true);
+
+    const query = call(8, 'run_query', { database_id: dbId, sql: `select count(*)::int as n from ${TABLE}` });
+    const [ran, ranSdk] = await bothWays(query);
+    expect(withoutTimes(ran)).toEqual(withoutTimes(ranSdk));
+    expect(ran.result.structuredContent).toMatchObject({ status: 'executed', rows: [[3]] });
+  });
+
+  it('leaves to the SDK what is not plainly such a call, which answers as before', async () => {
+    // An unknown tool: the protocol error, after its audit entry.
+    const unknown = await (await post(call(1, 'no_such_tool', {}), v1)).json();
+    expect(unknown.error.code).toBe(-32602);
+    // Arguments that are not an object: the SDK's schema refuses the params.
+    const badArgs = await (await post(call(2, 'list_databases', [1]), v1)).json();
+    expect(badArgs.error.code).toBe(-32602);
+    // An id JSON-RPC does not allow: not a request at all.
+    expect((await post(call(null, 'list_databases', {}), v1)).status).toBe(400);
+    // A version the transport does not serve: 400 from it.
+    expect((await post(call(3, 'list_databases', {}), { 'mcp-protocol-version': '1999-01-01' })).status).toBe(
+      400,
+    );
+    // A client that cannot take an event stream: 406 from the transport.
+    expect((await post(call(4, 'list_databases', {}), { ...v1, accept: 'application/json' })).status).toBe(
+      406,
+    );
+  });
+});
+
 describe('bad requests get a clear refusal', () => {
   it('a body that is not JSON: 400 parse error', async () => {
     const res = await post('{"jsonrpc": "2.0", "id": 1, "method": ');

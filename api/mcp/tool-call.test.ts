@@ -1,0 +1,61 @@
+// Which requests api/mcp/tool-call.ts answers itself: plainly a 2025-11-25 tools/call of a known
+// tool, with the headers the SDK transport would accept. Everything else is the SDK's.
+import { describe, expect, it } from 'vitest';
+import { plainToolCall } from './tool-call.ts';
+
+const HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+const req = (headers: Record<string, string> = HEADERS) =>
+  new Request('http://localhost/mcp', { method: 'POST', headers });
+const call = (params: Record<string, unknown>, id: unknown = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params,
+});
+
+describe('plainToolCall', () => {
+  it('takes a tools/call of a known tool, with or without arguments and a progress token', () => {
+    expect(plainToolCall(req(), call({ name: 'run_query', arguments: { sql: 'select 1' } }))).toEqual({
+      id: 1,
+      name: 'run_query',
+      args: { sql: 'select 1' },
+    });
+    expect(plainToolCall(req(), call({ name: 'list_databases' }, 'a'))).toEqual({
+      id: 'a',
+      name: 'list_databases',
+      args: {},
+    });
+    expect(
+      plainToolCall(
+        req({ accept: HEADERS.accept }),
+        call({ name: 'list_databases', _meta: { progressToken: 3 } }),
+      ),
+    ).not.toBeNull();
+  });
+
+  it('leaves everything else to the SDK', () => {
+    const known = { name: 'list_databases', arguments: {} };
+    const cases: Array<[string, unknown, Request?]> = [
+      ['another method', { ...call(known), method: 'tools/list' }],
+      ['not JSON-RPC 2.0', { ...call(known), jsonrpc: '1.0' }],
+      ['a batch', [call(known)]],
+      ['a notification (no id)', { jsonrpc: '2.0', method: 'tools/call', params: known }],
+      ['a null id', call(known, null)],
+      ['a fractional id', call(known, 1.5)],
+      ['an unknown tool (audited, then a protocol error)', call({ name: 'drop_everything' })],
+      ['arguments that are not an object', call({ name: 'list_databases', arguments: [1] })],
+      ['no params', { jsonrpc: '2.0', id: 1, method: 'tools/call' }],
+      [
+        'a 2026-07-28 envelope',
+        call({ ...known, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } }),
+      ],
+      ['a client that cannot take an event stream', call(known), req({ accept: 'application/json' })],
+      [
+        'a protocol version the transport does not serve',
+        call(known),
+        req({ ...HEADERS, 'mcp-protocol-version': '2026-07-28' }),
+      ],
+    ];
+    for (const [why, body, request] of cases) expect(plainToolCall(request ?? req(), body), why).toBeNull();
+  });
+});

@@ -1,0 +1,71 @@
+// A 2025-11-25 tools/call answered without the SDK's transport and per-request server (issue 14).
+// It is the hot request of every MCP client: the SDK's route for it — a Server and a transport
+// made per request, the message checked against its zod schemas five times over, a promise
+// mapping from request id to response — cost about a fifth of the server's CPU per call in the
+// 8-client profile. The answer is the same one: the same callTool (api/mcp/server.ts), the same
+// JSON-RPC response in the transport's JSON-response mode (transports 2025-11-25 §Sending
+// Messages to the Server). Anything that is not plainly such a call goes to the SDK as before.
+import {
+  type CallToolResult,
+  PROTOCOL_VERSION_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/server';
+import type { Deps } from '../../core/deps.ts';
+import type { OAuthCaller } from '../../identity/oauth-access.ts';
+import { toolContext } from './context.ts';
+import { callTool, toolNamed } from './server.ts';
+
+/** A tools/call request of the 2025-11-25 revision, known tool, well-formed. */
+export interface PlainToolCall {
+  id: string | number;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * The call in `body`, when the request is one the SDK would classify as a 2025-11-25 request and
+ * serve with nothing but the tools/call handler; otherwise null, and the SDK serves it (and says
+ * what is wrong with it, if anything is).
+ */
+export function plainToolCall(req: Request, body: unknown): PlainToolCall | null {
+  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return null;
+  const { id, params } = body;
+  // JSON-RPC 2.0 §4: a request's id is a string or a number (the SDK takes integers only).
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return null;
+  if (!isObject(params) || typeof params.name !== 'string' || !toolNamed(params.name)) return null;
+  const args = params.arguments ?? {};
+  if (!isObject(args)) return null;
+  // A _meta envelope naming a protocol version makes it a 2026-07-28 request (the SDK's routing).
+  if (params._meta !== undefined && (!isObject(params._meta) || PROTOCOL_VERSION_META_KEY in params._meta))
+    return null;
+  // The transport's own checks, which answer 406 and 400: left to it.
+  const accept = req.headers.get('accept') ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return null;
+  const version = req.headers.get('mcp-protocol-version');
+  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
+  return { id: id as string | number, name: params.name, args };
+}
+
+/** Runs the call as the SDK's tools/call handler would, and answers its JSON-RPC response. */
+export async function answerToolCall(
+  deps: Deps,
+  caller: OAuthCaller,
+  call: PlainToolCall,
+): Promise<Response> {
+  let result: CallToolResult;
+  try {
+    result = await callTool(toolContext(deps, caller), toolNamed(call.name)!, call.args);
+  } catch (err) {
+    // callTool turns every tool failure into a result; what is left (the audit append failing)
+    // is the server's, answered as JSON-RPC 2.0 §5.1 Internal error without its text.
+    deps.logger.error(
+      { err: { name: (err as Error).name, message: (err as Error).message }, tool: call.name },
+      'mcp tool call failed',
+    );
+    return Response.json({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
+  }
+  return Response.json({ jsonrpc: '2.0', id: call.id, result });
+}
