@@ -22,3 +22,10 @@ export const governedQueries = new Counter({
   labelNames: ['origin', 'outcome'] as const,
   registers: [processRegistry],
 });
+
+export const mcpToolCalls = new Counter({
+  name: 'countersign_mcp_tool_calls_total',
+  help: 'MCP tools/call requests of a known tool by route: direct (a plain 2025-11-25 call, api/mcp/tool-call.ts) or sdk (through the SDK transport)',
+  labelNames: ['route'] as const,
+  registers: [processRegistry],
+});

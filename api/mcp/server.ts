@@ -11,6 +11,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
+import { mcpToolCalls } from '../../core/metrics.ts';
 import { wasAudited } from '../../governance/audit.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { auditToolCall, type ToolContext, type ToolDef, toolContext } from './context.ts';
@@ -103,6 +104,7 @@ export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
       // (-32602), not a tool result; a model has nothing to correct in a tool that is not there.
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     }
+    mcpToolCalls.inc({ route: 'sdk' });
     return callTool(ctx, tool, request.params.arguments ?? {});
   });
   return server;

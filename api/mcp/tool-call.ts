@@ -5,12 +5,9 @@
 // 8-client profile. The answer is the same one: the same callTool (api/mcp/server.ts), the same
 // JSON-RPC response in the transport's JSON-response mode (transports 2025-11-25 §Sending
 // Messages to the Server). Anything that is not plainly such a call goes to the SDK as before.
-import {
-  type CallToolResult,
-  PROTOCOL_VERSION_META_KEY,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/server';
+import { type CallToolResult, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import type { Deps } from '../../core/deps.ts';
+import { mcpToolCalls } from '../../core/metrics.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { toolContext } from './context.ts';
 import { callTool, toolNamed } from './server.ts';
@@ -32,22 +29,41 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
  */
 export function plainToolCall(req: Request, body: unknown): PlainToolCall | null {
   if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return null;
+  // The SDK's JSON-RPC request schema is strict: any other top-level key is not a request.
+  if (!onlyKeys(body, MESSAGE_KEYS)) return null;
   const { id, params } = body;
   // JSON-RPC 2.0 §4: a request's id is a string or a number (the SDK takes integers only).
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return null;
-  if (!isObject(params) || typeof params.name !== 'string' || !toolNamed(params.name)) return null;
-  const args = params.arguments ?? {};
-  if (!isObject(args)) return null;
-  // A _meta envelope naming a protocol version makes it a 2026-07-28 request (the SDK's routing).
-  if (params._meta !== undefined && (!isObject(params._meta) || PROTOCOL_VERSION_META_KEY in params._meta))
-    return null;
+  // name, arguments and a progress token only: task, requestState, envelope keys and whatever
+  // else a later revision adds are the SDK's to check and refuse.
+  if (!isObject(params) || !onlyKeys(params, PARAMS_KEYS)) return null;
+  if (typeof params.name !== 'string' || !toolNamed(params.name)) return null;
+  if (params.arguments !== undefined && !isObject(params.arguments)) return null;
+  if (params._meta !== undefined && !plainMeta(params._meta)) return null;
   // The transport's own checks, which answer 406 and 400: left to it.
   const accept = req.headers.get('accept') ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return null;
   const version = req.headers.get('mcp-protocol-version');
   if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
-  return { id: id as string | number, name: params.name, args };
+  return { id: id as string | number, name: params.name, args: params.arguments ?? {} };
 }
+
+const MESSAGE_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const PARAMS_KEYS = new Set(['name', 'arguments', '_meta']);
+
+function onlyKeys(x: Record<string, unknown>, allowed: Set<string>): boolean {
+  for (const key in x) if (!allowed.has(key)) return false;
+  return true;
+}
+
+/** `_meta` with at most a progress token (a string or an integer, 2025-11-25 basic/utilities/progress). */
+function plainMeta(meta: unknown): boolean {
+  if (!isObject(meta) || !onlyKeys(meta, META_KEYS)) return false;
+  const token = meta.progressToken;
+  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
+}
+
+const META_KEYS = new Set(['progressToken']);
 
 /** Runs the call as the SDK's tools/call handler would, and answers its JSON-RPC response. */
 export async function answerToolCall(
@@ -67,5 +83,7 @@ export async function answerToolCall(
     );
     return Response.json({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
   }
-  return Response.json({ jsonrpc: '2.0', id: call.id, result });
+  mcpToolCalls.inc({ route: 'direct' });
+  // The key order of the SDK's own answer, so the two are the same bytes.
+  return Response.json({ result, jsonrpc: '2.0', id: call.id });
 }

@@ -175,54 +175,85 @@ describe('2025-11-25 tools/call, answered without the SDK transport (api/mcp/too
     params: { name, ...(args === undefined ? {} : { arguments: args }), ...extra },
   });
   const v1 = { 'mcp-protocol-version': '2025-11-25' };
-  /** The same message through the SDK: a one-message batch is the SDK's to serve, answered alone. */
-  async function bothWays(message: Record<string, unknown>) {
-    const fast = await post(message, v1);
-    const viaSdk = await post([message], v1);
-    expect([fast.status, viaSdk.status]).toEqual([200, 200]);
-    expect(fast.headers.get('content-type')).toBe(viaSdk.headers.get('content-type'));
-    return [await fast.json(), await viaSdk.json()];
-  }
-  const withoutTimes = (x: unknown) =>
-    JSON.parse(
-      JSON.stringify(x)
-        .replace(/"duration_ms":[\d.]+/g, '"duration_ms":0')
-        .replace(/\\"duration_ms\\":[\d.]+/g, '\\"duration_ms\\":0'),
-    );
 
-  it('answers what the SDK answers: a result, a refusal as isError, a query', async () => {
-    const [listed, listedSdk] = await bothWays(call(7, 'list_databases', {}));
-    expect(listed).toEqual(listedSdk);
+  /** countersign_mcp_tool_calls_total by route, as /metrics shows it. */
+  async function routes(): Promise<{ direct: number; sdk: number }> {
+    const text = await (await svc.fetch('/metrics')).text();
+    const count = (route: string) =>
+      Number(
+        new RegExp(`^countersign_mcp_tool_calls_total\\{route="${route}"\\} (\\d+)`, 'm').exec(text)?.[1] ??
+          0,
+      );
+    return { direct: count('direct'), sdk: count('sdk') };
+  }
+
+  /** Timings differ from call to call; nothing else may. */
+  const withoutTimes = (text: string) => text.replace(/(\\*"duration_ms\\*":)[\d.]+/g, '$10');
+
+  /**
+   * The same message both ways: alone it is answered directly; as a one-message batch the SDK
+   * serves it (and answers it alone). The two answers must be the same bytes but for timings.
+   */
+  async function bothWays(message: Record<string, unknown>) {
+    const before = await routes();
+    const direct = await post(message, v1);
+    const viaSdk = await post([message], v1);
+    expect(await routes()).toEqual({ direct: before.direct + 1, sdk: before.sdk + 1 });
+    expect([direct.status, viaSdk.status]).toEqual([200, 200]);
+    expect(direct.headers.get('content-type')).toBe(viaSdk.headers.get('content-type'));
+    const [a, b] = [await direct.text(), await viaSdk.text()];
+    expect(withoutTimes(a)).toBe(withoutTimes(b));
+    return JSON.parse(a);
+  }
+
+  it('answers what the SDK answers, to the byte: a result, a refusal as isError, a query', async () => {
+    const listed = await bothWays(call(7, 'list_databases', {}));
     expect(listed.id).toBe(7);
     expect(listed.result.structuredContent.databases.map((d: { id: string }) => d.id)).toContain(dbId);
 
-    const [refused, refusedSdk] = await bothWays(call('r-1', 'run_query', { database_id: 42 }));
-    expect(refused).toEqual(refusedSdk);
+    const refused = await bothWays(call('r-1', 'run_query', { database_id: 42 }));
     expect(refused.result.isError).toBe(true);
 
-    const query = call(8, 'run_query', { database_id: dbId, sql: `select count(*)::int as n from ${TABLE}` });
-    const [ran, ranSdk] = await bothWays(query);
-    expect(withoutTimes(ran)).toEqual(withoutTimes(ranSdk));
+    const ran = await bothWays(
+      call(
+        8,
+        'run_query',
+        { database_id: dbId, sql: `select count(*)::int as n from ${TABLE}` },
+        {
+          _meta: { progressToken: 'p' },
+        },
+      ),
+    );
     expect(ran.result.structuredContent).toMatchObject({ status: 'executed', rows: [[3]] });
   });
 
   it('leaves to the SDK what is not plainly such a call, which answers as before', async () => {
+    const before = await routes();
     // An unknown tool: the protocol error, after its audit entry.
     const unknown = await (await post(call(1, 'no_such_tool', {}), v1)).json();
     expect(unknown.error.code).toBe(-32602);
-    // Arguments that are not an object: the SDK's schema refuses the params.
-    const badArgs = await (await post(call(2, 'list_databases', [1]), v1)).json();
-    expect(badArgs.error.code).toBe(-32602);
-    // An id JSON-RPC does not allow: not a request at all.
+    // Arguments that are not an object, or null; a malformed task: the SDK refuses the params.
+    for (const [id, message] of [
+      [2, call(2, 'list_databases', [1])],
+      [3, call(3, 'list_databases', null)],
+      [4, call(4, 'list_databases', {}, { task: 'x' })],
+    ] as const) {
+      const answer = await (await post(message, v1)).json();
+      expect(answer).toMatchObject({ id, error: { code: -32602 } });
+    }
+    // An id JSON-RPC does not allow, or a key a request does not have: not a request at all.
     expect((await post(call(null, 'list_databases', {}), v1)).status).toBe(400);
+    expect((await post({ ...call(5, 'list_databases', {}), foo: 1 }, v1)).status).toBe(400);
     // A version the transport does not serve: 400 from it.
-    expect((await post(call(3, 'list_databases', {}), { 'mcp-protocol-version': '1999-01-01' })).status).toBe(
+    expect((await post(call(6, 'list_databases', {}), { 'mcp-protocol-version': '1999-01-01' })).status).toBe(
       400,
     );
     // A client that cannot take an event stream: 406 from the transport.
-    expect((await post(call(4, 'list_databases', {}), { ...v1, accept: 'application/json' })).status).toBe(
+    expect((await post(call(7, 'list_databases', {}), { ...v1, accept: 'application/json' })).status).toBe(
       406,
     );
+    // None of them ran a tool, either way.
+    expect(await routes()).toEqual(before);
   });
 });
 
