@@ -1,8 +1,8 @@
 // Group commit for audit appends (DESIGN.md pipeline step 6, issue 14). Every governed query
 // appends to its organization's hash chain, and appends of one organization serialize on the
 // chain head's row lock: one statement per entry made that lock the bottleneck under concurrent
-// MCP clients. Here each pool keeps, per organization, at most LANES append calls in flight;
-// entries that arrive while all are busy wait and go together as the next batch (audit_append in
+// MCP clients. Here each pool keeps, per organization, at most one append call in flight; entries
+// that arrive meanwhile wait and go together as the next batch (audit_append in
 // store/migrations/0020_audit_batch.sql), so the lock is taken once per batch. An idle
 // organization's entry is sent at once: no timer, no added latency.
 import type { Sql, Tx } from './db.ts';
@@ -28,24 +28,9 @@ interface Waiter extends Pending {
 /** Enough to keep one round trip short; a larger backlog goes in the batches after it. */
 export const MAX_BATCH = 64;
 
-/**
- * Append calls of one organization in flight at once, per pool. The second one waits inside
- * PostgreSQL on the head's row lock and runs the moment the first commits, where a single lane
- * waited for the first's answer to reach this process and the next call to go back: measured
- * with 8 MCP clients on 2 cores, two lanes gave 3–12 % more calls/s than one (smaller batches,
- * but less time with every caller waiting), four no more than two.
- */
-export const LANES = 2;
-
-/** An organization's entries waiting for a lane, and how many lanes are busy. */
-interface Lanes {
-  waiting: Waiter[];
-  busy: number;
-}
-
 // Keyed by the root pool: two pools (two processes, or a test's second client) each batch their
 // own entries and meet at the row lock, which keeps their chain in order anyway.
-const queues = new WeakMap<Sql, Map<string, Lanes>>();
+const queues = new WeakMap<Sql, Map<string, Waiter[]>>();
 
 /** A root pool has `begin`; a transaction (`sql.begin(tx => …)`) or a reserved connection has not. */
 export function isPool(sql: Tx): sql is Sql {
@@ -117,25 +102,23 @@ export function appendGrouped(pool: Sql, orgId: string, entry: Pending): Promise
     byOrg = new Map();
     queues.set(pool, byOrg);
   }
-  let lanes = byOrg.get(orgId);
-  if (!lanes) {
-    lanes = { waiting: [], busy: 0 };
-    byOrg.set(orgId, lanes);
-  }
-  const [org, queue] = [byOrg, lanes];
+  const waiting = byOrg.get(orgId);
   return new Promise<Appended>((resolve, reject) => {
-    queue.waiting.push({ ...entry, resolve, reject });
-    // A free lane sends at once; otherwise the entry joins the batch the next free lane takes.
-    if (queue.busy < LANES) void drain(pool, org, orgId, queue);
+    const waiter = { ...entry, resolve, reject };
+    // A queue exists only while a batch of this organization is in flight: join the next one.
+    if (waiting) waiting.push(waiter);
+    else {
+      const queue = [waiter];
+      byOrg.set(orgId, queue);
+      void drain(pool, byOrg, orgId, queue);
+    }
   });
 }
 
-/** One lane: sends batch after batch until nobody is waiting; the last lane out forgets the org. */
-async function drain(pool: Sql, byOrg: Map<string, Lanes>, orgId: string, lanes: Lanes): Promise<void> {
-  lanes.busy++;
-  while (lanes.waiting.length > 0) await commit(pool, orgId, lanes.waiting.splice(0, MAX_BATCH));
-  lanes.busy--;
-  if (lanes.busy === 0 && lanes.waiting.length === 0) byOrg.delete(orgId);
+/** Sends the queue's entries batch after batch until nobody is waiting, then forgets the queue. */
+async function drain(pool: Sql, byOrg: Map<string, Waiter[]>, orgId: string, queue: Waiter[]): Promise<void> {
+  while (queue.length > 0) await commit(pool, orgId, queue.splice(0, MAX_BATCH));
+  byOrg.delete(orgId);
 }
 
 async function commit(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> {
