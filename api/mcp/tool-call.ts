@@ -1,7 +1,7 @@
 // A 2025-11-25 tools/call answered without the SDK's transport and per-request server (issue 14).
 // It is the hot request of every MCP client: the SDK's route for it — a Server and a transport
 // made per request, the message checked against its zod schemas five times over, a promise
-// mapping from request id to response — cost about a fifth of the server's CPU per call in the
+// mapping from request id to response — cost about a quarter of the server's CPU per call in the
 // 8-client profile. The answer is the same one: the same callTool (api/mcp/server.ts), the same
 // JSON-RPC response in the transport's JSON-response mode (transports 2025-11-25 §Sending
 // Messages to the Server). Anything that is not plainly such a call goes to the SDK as before.
@@ -71,6 +71,7 @@ export async function answerToolCall(
   caller: OAuthCaller,
   call: PlainToolCall,
 ): Promise<Response> {
+  mcpToolCalls.inc({ route: 'direct' });
   let result: CallToolResult;
   try {
     result = await callTool(toolContext(deps, caller), toolNamed(call.name)!, call.args);
@@ -83,7 +84,6 @@ export async function answerToolCall(
     );
     return Response.json({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
   }
-  mcpToolCalls.inc({ route: 'direct' });
   // The key order of the SDK's own answer, so the two are the same bytes.
   return Response.json({ result, jsonrpc: '2.0', id: call.id });
 }

@@ -6,10 +6,12 @@ import { loadConfig } from '../../config/env.ts';
 import type { Deps } from '../../core/deps.ts';
 import { createLogger } from '../../core/logger.ts';
 import { connectTemporal } from '../../core/temporal.ts';
+import { createUser } from '../../identity/manage.ts';
 import { accessBarrier, startAccessCache } from '../../store/access-cache.ts';
 import { generateKey, Keyring } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
 import { mintSecret } from '../../store/secrets.ts';
+import type { Role } from '../../store/users.ts';
 import { AgentHub } from '../../tunnels/hub.ts';
 import { createAgentAwarePools } from '../../tunnels/pools.ts';
 import { servers } from '../harness/servers.ts';
@@ -112,6 +114,22 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       await store.drop();
     },
   };
+}
+
+/** A person with a password in the bootstrap admin's organization, made in the store; their id. */
+export async function addPerson(
+  svc: TestService,
+  person: { email: string; password: string; role?: Role },
+): Promise<string> {
+  const [admin] = await svc.deps.sql<{ org_id: string }[]>`
+    select org_id from users where lower(email) = ${svc.admin.email}`;
+  const user = await createUser(svc.deps.sql, {
+    orgId: admin!.org_id,
+    email: person.email,
+    role: person.role ?? 'member',
+    password: person.password,
+  });
+  return user.id;
 }
 
 /** Signs in through the login form like a browser and returns the session cookie and CSRF token. */

@@ -4,10 +4,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
-import { createUser } from '../../identity/manage.ts';
 import { AccessCache, CHANNEL } from '../../store/access-cache.ts';
-import { openStore } from '../../store/db.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { openStore, type Sql } from '../../store/db.ts';
+import { addPerson, startTestService, type TestService } from '../helpers/service.ts';
 import { callTool, createTable, mcpClient, registerDatabase } from '../mcp/target.ts';
 import { connect, mcpStatusOf } from '../oauth/flow.ts';
 
@@ -22,16 +21,7 @@ const TABLE = `cache_${Date.now()}`;
 beforeAll(async () => {
   svc = await startTestService();
   await createTable(TABLE, 2);
-  const [admin] = await svc.deps.sql<{ org_id: string }[]>`
-    select org_id from users where lower(email) = ${svc.admin.email}`;
-  memberId = (
-    await createUser(svc.deps.sql, {
-      orgId: admin!.org_id,
-      email: member.email,
-      role: 'member',
-      password: member.password,
-    })
-  ).id;
+  memberId = await addPerson(svc, member);
   restricted = await registerDatabase(svc, { name: 'restricted', restrict_access: true });
   token = (await connect(svc, member)).tokens.access_token;
   mcp = await mcpClient(svc, token);
@@ -232,6 +222,24 @@ describe('AccessCache rules (store/access-cache.ts)', () => {
 describe('across processes (two caches on one store, as two replicas)', () => {
   const logger = createLogger('silent');
 
+  /**
+   * `reader` holds `key`; a change is notified from outside and `writer` runs the barrier a
+   * request that changed access would: once it returns, `reader` must read the key anew.
+   */
+  async function staleAfterBarrier(
+    reader: AccessCache,
+    writer: AccessCache,
+    key: string,
+    sql: Sql,
+    other: Sql,
+  ) {
+    expect(await reader.read(key, async () => 'old')).toBe('old');
+    expect(await reader.read(key, async () => 'unread')).toBe('old');
+    await other`select pg_notify(${CHANNEL}, '')`;
+    await writer.barrier(sql);
+    expect(await reader.read(key, async () => 'new')).toBe('new');
+  }
+
   it('a barrier returns only once the other process has dropped what the change made stale', async () => {
     const a = new AccessCache(svc.storeUrl, logger);
     const b = new AccessCache(svc.storeUrl, logger);
@@ -240,14 +248,7 @@ describe('across processes (two caches on one store, as two replicas)', () => {
     const sql = outside();
     const other = outside();
     try {
-      for (let i = 0; i < 20; i++) {
-        const key = `x${i}`;
-        expect(await b.read(key, async () => 'old')).toBe('old');
-        expect(await b.read(key, async () => 'unread')).toBe('old');
-        await other`select pg_notify(${CHANNEL}, '')`;
-        await a.barrier(sql);
-        expect(await b.read(key, async () => 'new')).toBe('new');
-      }
+      for (let i = 0; i < 20; i++) await staleAfterBarrier(b, a, `x${i}`, sql, other);
     } finally {
       await Promise.all([a.close(), b.close(), sql.end(), other.end()]);
     }
@@ -262,13 +263,7 @@ describe('across processes (two caches on one store, as two replicas)', () => {
     try {
       // Not listening, it hears no acknowledgement either: it waits out the timeout, after which
       // a listener has either handled the change or lost its lease.
-      for (let i = 0; i < 2; i++) {
-        const key = `d${i}`;
-        expect(await a.read(key, async () => 'old')).toBe('old');
-        await other`select pg_notify(${CHANNEL}, '')`;
-        await deaf.barrier(sql);
-        expect(await a.read(key, async () => 'new')).toBe('new');
-      }
+      for (let i = 0; i < 2; i++) await staleAfterBarrier(a, deaf, `d${i}`, sql, other);
     } finally {
       await Promise.all([a.close(), deaf.close(), sql.end(), other.end()]);
     }

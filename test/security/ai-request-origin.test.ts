@@ -3,9 +3,9 @@
 // the AI may not use, and whatever it does is audited as AI-originated (DESIGN.md pipeline step 2).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPersonalToken, createUser } from '../../identity/manage.ts';
+import { createPersonalToken } from '../../identity/manage.ts';
 import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { addPerson, startTestService, type TestService } from '../helpers/service.ts';
 import { callTool, createTable, mcpClient, registerDatabase } from '../mcp/target.ts';
 import { connect } from '../oauth/flow.ts';
 
@@ -21,20 +21,8 @@ const TABLE = `ai_origin_${Date.now()}`;
 beforeAll(async () => {
   svc = await startTestService();
   await createTable(TABLE, 12);
-  const [admin] = await svc.deps.sql<{ org_id: string }[]>`
-    select org_id from users where lower(email) = ${svc.admin.email}`;
-  const orgId = admin!.org_id;
-  memberId = (
-    await createUser(svc.deps.sql, { orgId, email: member.email, role: 'member', password: member.password })
-  ).id;
-  const reviewerId = (
-    await createUser(svc.deps.sql, {
-      orgId,
-      email: reviewer.email,
-      role: 'admin',
-      password: reviewer.password,
-    })
-  ).id;
+  memberId = await addPerson(svc, member);
+  const reviewerId = await addPerson(svc, { ...reviewer, role: 'admin' });
   memberToken = (await createPersonalToken(svc.deps.sql, { userId: memberId, name: 't', expiresAt: null }))
     .secret;
   reviewerToken = (

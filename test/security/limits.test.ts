@@ -2,8 +2,7 @@
 // limits on sign-in, the token endpoint and registration (429 with Retry-After), counted in the
 // store; issue 18.8's `__Host-` cookie under https.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../identity/manage.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { addPerson, startTestService, type TestService } from '../helpers/service.ts';
 import { discover, REDIRECT, register, tokenRequest } from '../oauth/flow.ts';
 
 let svc: TestService;
@@ -17,14 +16,7 @@ beforeAll(async () => {
       OAUTH_REGISTRATIONS_PER_ADDRESS: '10',
     },
   });
-  const [admin] = await svc.deps.sql<{ org_id: string }[]>`
-    select org_id from users where lower(email) = ${svc.admin.email}`;
-  await createUser(svc.deps.sql, {
-    orgId: admin!.org_id,
-    email: person.email,
-    role: 'member',
-    password: person.password,
-  });
+  await addPerson(svc, person);
 });
 afterAll(async () => svc?.stop());
 

@@ -3,8 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../identity/manage.ts';
-import { freePort, signIn, startTestService, type TestService } from '../helpers/service.ts';
+import { addPerson, freePort, signIn, startTestService, type TestService } from '../helpers/service.ts';
 
 let svc: TestService;
 let browser: Browser;
@@ -12,14 +11,7 @@ const person = { email: 'sign-in-person@example.test', password: 'person passwor
 
 beforeAll(async () => {
   svc = await startTestService();
-  const [admin] = await svc.deps.sql<{ org_id: string }[]>`
-    select org_id from users where lower(email) = ${svc.admin.email}`;
-  await createUser(svc.deps.sql, {
-    orgId: admin!.org_id,
-    email: person.email,
-    role: 'member',
-    password: person.password,
-  });
+  await addPerson(svc, person);
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking'],
