@@ -60,11 +60,14 @@ describe('error channels: what the server says never carries a value or the salt
     [
       'cast of a hash to unsigned, then overflow',
       'select cast(ssn as unsigned) + ~0 from users',
-      /out of range|^\[/,
+      // A hash that starts with a digit casts to a number and overflows; one that starts with a
+      // letter casts to 0. The salt is random per run, so when every row's hash starts with a
+      // letter (about one run in twenty) the answer is ~0 in every row, and nothing else.
+      /out of range|"rows":\[\["18446744073709551615"\](,\["18446744073709551615"\])*\],/,
     ],
     ['JSON parse of a value', "select json_extract(ssn, '$.a') is null from users", /JSON|"rows":\[\[1\]/],
-    ['XPath error quoting a value', "select extractvalue(1, concat('~', email)) from users", /XPATH|^\[/],
-    ['updatexml quoting a hash', "select updatexml(1, concat('~', ssn), 1) from users", /XPATH|^\[/],
+    ['XPath error quoting a value', "select extractvalue(1, concat('~', email)) from users", /XPATH/],
+    ['updatexml quoting a hash', "select updatexml(1, concat('~', ssn), 1) from users", /XPATH/],
   ])('%s', async (_name, sql, message) => {
     const a = await attempt(sql);
     expect('failed' in a ? a.failed : JSON.stringify(a)).toMatch(message);
