@@ -5,7 +5,14 @@
 // that arrive meanwhile wait and go together as the next batch (audit_append in
 // store/migrations/0020_audit_batch.sql), so the lock is taken once per batch. An idle
 // organization's entry is sent at once: no timer, no added latency.
-import type { Sql, Tx } from './db.ts';
+//
+// A batch goes over the pool's audit connection (auditLaneOf, store/db.ts) when that is free,
+// else over the pool. postgres.js hands each query to the idle connection that waited longest,
+// so successive batches through a pool of ten visit ten server processes in turn; kept on one
+// (warm caches), a same-window A/B gave 14 % more MCP calls/s with 8 clients and 0.05 ms less
+// PostgreSQL CPU per call (issue 14). Only a free one is used, so an organization whose head is
+// locked elsewhere (an append inside a long transaction) never holds up another's entries.
+import { auditLaneOf, type Sql, type Tx } from './db.ts';
 
 /** Where an entry landed in its organization's chain. */
 export interface Appended {
@@ -31,6 +38,9 @@ export const MAX_BATCH = 64;
 // Keyed by the root pool: two pools (two processes, or a test's second client) each batch their
 // own entries and meet at the row lock, which keeps their chain in order anyway.
 const queues = new WeakMap<Sql, Map<string, Waiter[]>>();
+
+/** Audit connections with a batch on them now. */
+const busyLanes = new WeakSet<Sql>();
 
 /** A root pool has `begin`; a transaction (`sql.begin(tx => …)`) or a reserved connection has not. */
 export function isPool(sql: Tx): sql is Sql {
@@ -122,14 +132,20 @@ async function drain(pool: Sql, byOrg: Map<string, Waiter[]>, orgId: string, que
 }
 
 async function commit(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> {
+  const lane = auditLaneOf(pool);
+  const onLane = lane !== undefined && !busyLanes.has(lane);
+  if (onLane) busyLanes.add(lane);
   let rows: Appended[];
   try {
-    rows = await appendNow(pool, orgId, batch);
+    rows = await appendNow(onLane ? lane : pool, orgId, batch);
   } catch (err) {
-    if (batch.length === 1) batch[0]!.reject(err);
+    if (onLane) busyLanes.delete(lane);
+    // Again through the pool, so a lane that cannot reach the store fails nobody on its own.
+    if (batch.length === 1 && !onLane) batch[0]!.reject(err);
     else await oneByOne(pool, orgId, batch);
     return;
   }
+  if (onLane) busyLanes.delete(lane);
   for (const [i, w] of batch.entries()) w.resolve(rows[i]!);
 }
 

@@ -10,13 +10,37 @@ export interface StoreOptions {
   max?: number;
 }
 
-/** Opens the store. Timestamps come back as Date; bigint counts as numbers. */
+const auditLanes = new WeakMap<Sql, Sql>();
+
+/** The one-connection client `pool` sends audit batches over (store/audit-writer.ts), if it has one. */
+export function auditLaneOf(pool: Sql): Sql | undefined {
+  return auditLanes.get(pool);
+}
+
+/**
+ * Opens the store. Timestamps come back as Date; bigint counts as numbers. A pool of more than
+ * one connection gets one more for audit appends (store/audit-writer.ts), ended with it.
+ */
 export function openStore(url: string, options: StoreOptions = {}): Sql {
+  const max = options.max ?? 10;
+  const pool = connect(url, max, 'countersign');
+  if (max > 1) {
+    const lane = connect(url, 1, 'countersign-audit');
+    auditLanes.set(pool, lane);
+    const endPool = pool.end;
+    pool.end = async (opts) => {
+      await Promise.all([endPool(opts), lane.end(opts)]);
+    };
+  }
+  return pool;
+}
+
+function connect(url: string, max: number, applicationName: string): Sql {
   return postgres(url, {
-    max: options.max ?? 10,
+    max,
     onnotice: () => {},
     // Errors keep query and parameters non-enumerable (postgres.js default); never log them.
     types: { bigint: postgres.BigInt },
-    connection: { application_name: 'countersign' },
+    connection: { application_name: applicationName },
   }) as unknown as Sql;
 }

@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../governance/audit.ts';
 import { appendNow, isPool } from '../../store/audit-writer.ts';
-import type { Sql } from '../../store/db.ts';
+import { openStore, type Sql } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';
 import { migrate } from '../../store/migrate.ts';
 import { insertOrganization } from '../../store/users.ts';
@@ -195,5 +195,94 @@ describe('audit group commit', () => {
     const reserved = await a.reserve();
     expect(isPool(reserved)).toBe(false);
     reserved.release();
+  });
+
+  describe("a store pool's audit connection", () => {
+    /** The server process of `pool`'s audit connection, and the statement it ran last. */
+    const laneBackend = async () => {
+      const rows = await a<{ pid: number; query: string }[]>`
+        select pid, query from pg_stat_activity
+        where application_name = 'countersign-audit' and datname = current_database()`;
+      return rows;
+    };
+    /** Holds `orgId`'s chain head locked in a transaction of its own until `release` is called. */
+    async function holdHead(orgId: string): Promise<{ release(): Promise<void> }> {
+      const holder = postgres(store.url, { max: 1, onnotice: () => {} });
+      let release!: () => void;
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => {
+        locked = r;
+      });
+      const tx = holder.begin(async (t) => {
+        await t`select 1 from audit_heads where org_id = ${orgId} for update`;
+        locked();
+        await released;
+      });
+      await isLocked;
+      return {
+        async release() {
+          release();
+          await tx;
+          await holder.end();
+        },
+      };
+    }
+
+    it("carries the pool's appends, and ends with the pool", async () => {
+      const pool = openStore(store.url, { max: 3 });
+      const org = await newOrg();
+      await recordAttempt(pool, attempt(org, 1));
+      const [lane, ...more] = await laneBackend();
+      expect(more).toEqual([]);
+      expect(lane?.query).toContain('audit_log');
+      await pool.end();
+      await expect.poll(async () => (await laneBackend()).length).toBe(0);
+      // A one-connection store (dev mode's PGlite serves one session) gets no second connection.
+      const single = openStore(store.url, { max: 1 });
+      await recordAttempt(single, attempt(org, 2));
+      expect(await laneBackend()).toEqual([]);
+      await single.end();
+      expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 2, ok: true });
+    });
+
+    it('is not shared while busy: a head locked elsewhere holds up only its own organization', async () => {
+      const pool = openStore(store.url, { max: 3 });
+      const [blocked, free] = [await newOrg(), await newOrg()];
+      const hold = await holdHead(blocked);
+      let blockedDone = false;
+      // Takes the audit connection, then waits there for the lock.
+      const waiting = recordAttempt(pool, attempt(blocked, 1)).finally(() => {
+        blockedDone = true;
+      });
+      await expect.poll(async () => (await laneBackend())[0]?.query ?? '').toContain('audit_log');
+      // Over the pool instead; behind the waiting statement on one connection it would hang here.
+      const other = await recordAttempt(pool, attempt(free, 2));
+      expect(other.seq).toBe(1n);
+      expect(blockedDone).toBe(false);
+      await hold.release();
+      expect((await waiting).seq).toBe(1n);
+      await pool.end();
+    });
+
+    it('an audit connection lost mid-append fails nobody: the entry goes again through the pool', async () => {
+      const pool = openStore(store.url, { max: 3 });
+      const org = await newOrg();
+      const hold = await holdHead(org);
+      const pending = recordAttempt(pool, attempt(org, 1));
+      await expect.poll(async () => (await laneBackend())[0]?.query ?? '').toContain('audit_log');
+      const [lane] = await laneBackend();
+      await a`select pg_terminate_backend(${lane!.pid})`;
+      await hold.release();
+      const entry = await pending;
+      expect(entry.seq).toBe(1n);
+      expect(await seqs(org)).toEqual(oneTo(1));
+      // The lane reconnects for the next append.
+      expect((await recordAttempt(pool, attempt(org, 2))).seq).toBe(2n);
+      await expect.poll(async () => (await laneBackend()).length).toBe(1);
+      await pool.end();
+    });
   });
 });
