@@ -6,12 +6,14 @@
 // store/migrations/0020_audit_batch.sql), so the lock is taken once per batch. An idle
 // organization's entry is sent at once: no timer, no added latency.
 //
-// A batch goes over the pool's audit connection (auditLaneOf, store/db.ts) when that is free,
-// else over the pool. postgres.js hands each query to the idle connection that waited longest,
-// so successive batches through a pool of ten visit ten server processes in turn; kept on one
-// (warm caches), a same-window A/B gave 14 % more MCP calls/s with 8 clients and 0.05 ms less
-// PostgreSQL CPU per call (issue 14). Only a free one is used, so an organization whose head is
-// locked elsewhere (an append inside a long transaction) never holds up another's entries.
+// A batch goes over the pool's audit connection (store/audit-lane.ts) when that works and is
+// free, else over the pool. postgres.js hands each query to the idle connection that waited
+// longest, so successive batches through a pool of ten visit ten server processes in turn; kept
+// on one (warm caches), one same-window A/B gave 14 % more MCP calls/s with 8 clients and
+// 0.05 ms less PostgreSQL CPU per call, though the bench's paired rounds do not tell it from
+// noise (README "Known limits"). A busy lane is not queued on, so an organization whose head is
+// locked elsewhere (an append inside a long transaction) does not hold up another's batches there.
+import { withStall } from './audit-lane.ts';
 import { auditLaneOf, type Sql, type Tx } from './db.ts';
 
 /** Where an entry landed in its organization's chain. */
@@ -38,9 +40,6 @@ export const MAX_BATCH = 64;
 // Keyed by the root pool: two pools (two processes, or a test's second client) each batch their
 // own entries and meet at the row lock, which keeps their chain in order anyway.
 const queues = new WeakMap<Sql, Map<string, Waiter[]>>();
-
-/** Audit connections with a batch on them now. */
-const busyLanes = new WeakSet<Sql>();
 
 /** A root pool has `begin`; a transaction (`sql.begin(tx => …)`) or a reserved connection has not. */
 export function isPool(sql: Tx): sql is Sql {
@@ -133,34 +132,63 @@ async function drain(pool: Sql, byOrg: Map<string, Waiter[]>, orgId: string, que
 
 async function commit(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> {
   const lane = auditLaneOf(pool);
-  const onLane = lane !== undefined && !busyLanes.has(lane);
-  if (onLane) busyLanes.add(lane);
+  const onLane = lane?.take() ?? null;
+  if (onLane) {
+    try {
+      const rows = await withStall(appendNow(onLane, orgId, batch));
+      lane!.done(true);
+      settle(batch, rows);
+      return;
+    } catch {
+      // Given up (store/audit-lane.ts); the batch goes again over the pool, where an entry the
+      // lane wrote after all is found rather than failed (oneByOne).
+      lane!.done(false);
+    }
+  }
   let rows: Appended[];
   try {
-    rows = await appendNow(onLane ? lane : pool, orgId, batch);
+    rows = await appendNow(pool, orgId, batch);
   } catch (err) {
-    if (onLane) busyLanes.delete(lane);
-    // Again through the pool, so a lane that cannot reach the store fails nobody on its own.
     if (batch.length === 1 && !onLane) batch[0]!.reject(err);
     else await oneByOne(pool, orgId, batch);
     return;
   }
-  if (onLane) busyLanes.delete(lane);
+  settle(batch, rows);
+}
+
+function settle(batch: Waiter[], rows: Appended[]): void {
   for (const [i, w] of batch.entries()) w.resolve(rows[i]!);
 }
 
 /**
- * The batch was refused as a whole (nothing of it written): one bad entry must fail only its own
- * caller, so each entry goes again on its own. An entry that was written after all (the answer
- * was lost with the connection) collides on its id and fails: failing closed, never a result
- * without its entry.
+ * The batch was refused as a whole: one bad entry must fail only its own caller, so each entry
+ * goes again on its own. An entry that was written after all (its answer lost with the
+ * connection, or written by a lane statement given up on) collides on its id; it is then looked
+ * up, and its caller told its place only if the stored hash is the hash of this very body at
+ * that place. Anything else fails: never a result without its entry.
  */
 async function oneByOne(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> {
   for (const w of batch) {
     try {
       w.resolve((await appendNow(pool, orgId, [w]))[0]!);
     } catch (err) {
-      w.reject(err);
+      const found = isDuplicateId(err) ? await writtenAlready(pool, orgId, w).catch(() => null) : null;
+      if (found) w.resolve(found);
+      else w.reject(err);
     }
   }
+}
+
+function isDuplicateId(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint_name?: unknown };
+  return e.code === '23505' && e.constraint_name === 'audit_log_pkey';
+}
+
+/** The entry's place when `audit_log` holds exactly it: the chain formula of audit_append. */
+async function writtenAlready(pool: Sql, orgId: string, entry: Pending): Promise<Appended | null> {
+  const [row] = await pool<Appended[]>`
+    select id, seq, hash from audit_log
+    where id = ${entry.id} and org_id = ${orgId}
+      and hash = encode(sha256(convert_to(prev_hash || ':' || seq::text || ':' || ${entry.body}::text, 'UTF8')), 'hex')`;
+  return row ?? null;
 }

@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { AuditLane } from './audit-lane.ts';
 
 /** The postgres.js client of the service's own store. Store functions take it first (STYLE.md 9). */
 export type Sql = postgres.Sql<{ bigint: bigint }>;
@@ -6,14 +7,17 @@ export type Sql = postgres.Sql<{ bigint: bigint }>;
 export type Tx = postgres.Sql<{ bigint: bigint }> | postgres.TransactionSql<{ bigint: bigint }>;
 
 export interface StoreOptions {
-  /** Pool size; dev mode's PGlite serves one connection at a time. */
+  /**
+   * Pool size; dev mode's PGlite serves one connection at a time. A pool of more than one opens
+   * one more connection, for audit batches.
+   */
   max?: number;
 }
 
-const auditLanes = new WeakMap<Sql, Sql>();
+const auditLanes = new WeakMap<Sql, AuditLane<Sql>>();
 
-/** The one-connection client `pool` sends audit batches over (store/audit-writer.ts), if it has one. */
-export function auditLaneOf(pool: Sql): Sql | undefined {
+/** The connection `pool` sends audit batches over when it can (store/audit-writer.ts), if any. */
+export function auditLaneOf(pool: Sql): AuditLane<Sql> | undefined {
   return auditLanes.get(pool);
 }
 
@@ -25,7 +29,10 @@ export function openStore(url: string, options: StoreOptions = {}): Sql {
   const max = options.max ?? 10;
   const pool = connect(url, max, 'countersign');
   if (max > 1) {
-    const lane = connect(url, 1, 'countersign-audit');
+    const lane = new AuditLane(
+      () => connect(url, 1, 'countersign-audit'),
+      (client) => client`select 1`,
+    );
     auditLanes.set(pool, lane);
     const endPool = pool.end;
     pool.end = async (opts) => {

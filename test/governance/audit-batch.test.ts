@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../governance/audit.ts';
 import { appendNow, isPool } from '../../store/audit-writer.ts';
-import { openStore, type Sql } from '../../store/db.ts';
+import { auditLaneOf, openStore, type Sql } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';
 import { migrate } from '../../store/migrate.ts';
 import { insertOrganization } from '../../store/users.ts';
@@ -198,13 +198,19 @@ describe('audit group commit', () => {
   });
 
   describe("a store pool's audit connection", () => {
-    /** The server process of `pool`'s audit connection, and the statement it ran last. */
-    const laneBackend = async () => {
-      const rows = await a<{ pid: number; query: string }[]>`
-        select pid, query from pg_stat_activity
+    const POLL = { timeout: 10_000 };
+    /** The server processes of audit connections in this database, and what each is doing. */
+    const laneBackends = () =>
+      a<{ pid: number; query: string; waiting: boolean }[]>`
+        select pid, query, wait_event_type = 'Lock' as waiting from pg_stat_activity
         where application_name = 'countersign-audit' and datname = current_database()`;
-      return rows;
-    };
+    /** A store pool whose audit connection has answered its probe (started by a first append). */
+    async function poolWithLane(org: string): Promise<Sql> {
+      const pool = openStore(store.url, { max: 3 });
+      await recordAttempt(pool, attempt(org, 0));
+      await expect.poll(() => auditLaneOf(pool)?.up, POLL).toBe(true);
+      return pool;
+    }
     /** Holds `orgId`'s chain head locked in a transaction of its own until `release` is called. */
     async function holdHead(orgId: string): Promise<{ release(): Promise<void> }> {
       const holder = postgres(store.url, { max: 1, onnotice: () => {} });
@@ -230,59 +236,125 @@ describe('audit group commit', () => {
         },
       };
     }
+    /** Until the audit connection's statement waits for the head's lock. */
+    const laneWaiting = () =>
+      expect.poll(async () => (await laneBackends()).some((b) => b.waiting), POLL).toBe(true);
 
-    it("carries the pool's appends, and ends with the pool", async () => {
-      const pool = openStore(store.url, { max: 3 });
+    it("carries the pool's appends once it has answered, and ends with the pool", async () => {
       const org = await newOrg();
+      const pool = await poolWithLane(org);
       await recordAttempt(pool, attempt(org, 1));
-      const [lane, ...more] = await laneBackend();
+      const [lane, ...more] = await laneBackends();
       expect(more).toEqual([]);
       expect(lane?.query).toContain('audit_log');
       await pool.end();
-      await expect.poll(async () => (await laneBackend()).length).toBe(0);
+      await expect.poll(async () => (await laneBackends()).length, POLL).toBe(0);
       // A one-connection store (dev mode's PGlite serves one session) gets no second connection.
       const single = openStore(store.url, { max: 1 });
+      expect(auditLaneOf(single)).toBeUndefined();
       await recordAttempt(single, attempt(org, 2));
-      expect(await laneBackend()).toEqual([]);
+      expect(await laneBackends()).toEqual([]);
       await single.end();
-      expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 2, ok: true });
+      expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 3, ok: true });
     });
 
-    it('is not shared while busy: a head locked elsewhere holds up only its own organization', async () => {
-      const pool = openStore(store.url, { max: 3 });
-      const [blocked, free] = [await newOrg(), await newOrg()];
-      const hold = await holdHead(blocked);
-      let blockedDone = false;
-      // Takes the audit connection, then waits there for the lock.
-      const waiting = recordAttempt(pool, attempt(blocked, 1)).finally(() => {
-        blockedDone = true;
-      });
-      await expect.poll(async () => (await laneBackend())[0]?.query ?? '').toContain('audit_log');
-      // Over the pool instead; behind the waiting statement on one connection it would hang here.
-      const other = await recordAttempt(pool, attempt(free, 2));
-      expect(other.seq).toBe(1n);
-      expect(blockedDone).toBe(false);
-      await hold.release();
-      expect((await waiting).seq).toBe(1n);
-      await pool.end();
-    });
-
-    it('an audit connection lost mid-append fails nobody: the entry goes again through the pool', async () => {
-      const pool = openStore(store.url, { max: 3 });
+    it('300 appends from two store pools through their audit connections: one gap-free chain', async () => {
       const org = await newOrg();
+      const [p, q] = [await poolWithLane(org), await poolWithLane(org)];
+      try {
+        const settled = await Promise.allSettled(
+          Array.from({ length: 300 }, (_, i) =>
+            recordAttempt(
+              i % 2 ? p : q,
+              i === 150 ? { ...attempt(org, i), outcome: 'bogus' as never } : attempt(org, i),
+            ),
+          ),
+        );
+        // Only the refused entry fails, and a bad entry does not lose the others of its batch.
+        expect(settled.filter((x) => x.status === 'rejected').map((x) => x.reason.code)).toEqual(['23514']);
+        const ok = settled.flatMap((x) => (x.status === 'fulfilled' ? [x.value] : []));
+        const rows = await stored(
+          a,
+          ok.map((r) => r.id),
+        );
+        for (const r of ok) expect(rows.get(r.id)?.seq).toBe(r.seq);
+        expect(await seqs(org)).toEqual(oneTo(301));
+        expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 301, ok: true });
+      } finally {
+        await p.end();
+        await q.end();
+      }
+    });
+
+    it('is not queued on while busy: a head locked elsewhere holds up only its own organization', async () => {
+      const [blocked, free] = [await newOrg(), await newOrg()];
+      const pool = await poolWithLane(blocked);
+      const hold = await holdHead(blocked);
+      try {
+        let blockedDone = false;
+        // Takes the audit connection, then waits there for the lock.
+        const waiting = recordAttempt(pool, attempt(blocked, 1)).finally(() => {
+          blockedDone = true;
+        });
+        await laneWaiting();
+        // Over the pool instead; queued behind the waiting statement it would hang here.
+        expect((await recordAttempt(pool, attempt(free, 2))).seq).toBe(1n);
+        expect(blockedDone).toBe(false);
+        await hold.release();
+        expect((await waiting).seq).toBe(2n);
+      } finally {
+        await hold.release();
+        await pool.end();
+      }
+    });
+
+    it('an audit connection lost mid-append fails nobody: the batch goes again through the pool', async () => {
+      const org = await newOrg();
+      const pool = await poolWithLane(org);
       const hold = await holdHead(org);
-      const pending = recordAttempt(pool, attempt(org, 1));
-      await expect.poll(async () => (await laneBackend())[0]?.query ?? '').toContain('audit_log');
-      const [lane] = await laneBackend();
-      await a`select pg_terminate_backend(${lane!.pid})`;
-      await hold.release();
-      const entry = await pending;
-      expect(entry.seq).toBe(1n);
-      expect(await seqs(org)).toEqual(oneTo(1));
-      // The lane reconnects for the next append.
-      expect((await recordAttempt(pool, attempt(org, 2))).seq).toBe(2n);
-      await expect.poll(async () => (await laneBackend()).length).toBe(1);
-      await pool.end();
+      try {
+        const pending = recordAttempt(pool, attempt(org, 1));
+        await laneWaiting();
+        const [lane] = await laneBackends();
+        // Waits (up to 5 s) until the server process is gone: its statement is not committed.
+        await a`select pg_terminate_backend(${lane!.pid}, 5000)`;
+        await expect.poll(() => auditLaneOf(pool)?.up, POLL).toBe(false);
+        await hold.release();
+        expect((await pending).seq).toBe(2n);
+        expect(await seqs(org)).toEqual(oneTo(2));
+        expect((await recordAttempt(pool, attempt(org, 3))).seq).toBe(3n);
+      } finally {
+        await hold.release();
+        // postgres.js can leave a client whose connection dropped mid-query unable to end; the
+        // lane's was cut when it was given up, so this returns.
+        await pool.end();
+      }
+      expect(await laneBackends()).toEqual([]);
+    });
+
+    it('an entry the audit connection wrote after its client gave up is reported with its place', async () => {
+      const org = await newOrg();
+      const pool = await poolWithLane(org);
+      const hold = await holdHead(org);
+      try {
+        const pending = recordAttempt(pool, attempt(org, 1));
+        await laneWaiting();
+        // The client goes; its server process, waiting for the lock, still has the statement
+        // and its Sync: it commits once the lock is free. The retry over the pool waits behind
+        // it, collides on the entry's id and finds the entry, hash and all.
+        await auditLaneOf(pool)!.end({ timeout: 0 });
+        await hold.release();
+        const entry = await pending;
+        expect(entry.seq).toBe(2n);
+        const rows = await a<
+          { n: number }[]
+        >`select count(*)::int as n from audit_log where id = ${entry.id}`;
+        expect(rows[0]!.n).toBe(1);
+        expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 2, ok: true });
+      } finally {
+        await hold.release();
+        await pool.end();
+      }
     });
   });
 });
