@@ -79,6 +79,25 @@ async function seqs(orgId: string): Promise<bigint[]> {
 
 const oneTo = (n: number) => Array.from({ length: n }, (_, i) => BigInt(i + 1));
 
+/**
+ * Each caller told a place finds its entry there, and the organization's chain is seq 1..n
+ * without a gap and verifies.
+ */
+async function expectChain(
+  orgId: string,
+  settled: PromiseSettledResult<Awaited<ReturnType<typeof recordAttempt>>>[],
+  n: number,
+): Promise<void> {
+  const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const rows = await stored(
+    a,
+    ok.map((r) => r.id),
+  );
+  for (const r of ok) expect(rows.get(r.id)?.seq).toBe(r.seq);
+  expect(await seqs(orgId)).toEqual(oneTo(n));
+  expect(await verifyAuditChain(a, orgId)).toMatchObject({ entries: n, ok: true });
+}
+
 describe('audit group commit', () => {
   it('300 concurrent appends from two pools make one gap-free chain; each caller gets its own seq', async () => {
     const org = await newOrg();
@@ -134,14 +153,7 @@ describe('audit group commit', () => {
       Array.from({ length: 20 }, (_, i) => (i === 10 ? 'rejected' : 'fulfilled')),
     );
     expect((settled[10] as PromiseRejectedResult).reason).toMatchObject({ code: '23514' });
-    const ok = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    const rows = await stored(
-      a,
-      ok.map((r) => r.id),
-    );
-    for (const r of ok) expect(rows.get(r.id)?.seq).toBe(r.seq);
-    expect(await seqs(org)).toEqual(oneTo(19));
-    expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 19, ok: true });
+    await expectChain(org, settled, 19);
   });
 
   it('an organization without a chain head fails its callers only', async () => {
@@ -240,6 +252,33 @@ describe('audit group commit', () => {
     const laneWaiting = () =>
       expect.poll(async () => (await laneBackends()).some((b) => b.waiting), POLL).toBe(true);
 
+    /**
+     * Runs `fn` while an organization's entry waits on the audit connection for its head, which
+     * another transaction holds locked until `fn` releases it; the pool is ended afterwards.
+     */
+    async function whileLaneWaits(
+      fn: (x: {
+        org: string;
+        pool: Sql;
+        pending: ReturnType<typeof recordAttempt>;
+        release(): Promise<void>;
+      }) => Promise<void>,
+    ): Promise<void> {
+      const org = await newOrg();
+      const pool = await poolWithLane(org);
+      const hold = await holdHead(org);
+      try {
+        const pending = recordAttempt(pool, attempt(org, 1));
+        await laneWaiting();
+        await fn({ org, pool, pending, release: () => hold.release() });
+      } finally {
+        await hold.release();
+        // postgres.js can leave a client whose connection dropped mid-query unable to end; a
+        // lane given up on was cut then, so this returns.
+        await pool.end();
+      }
+    }
+
     it("carries the pool's appends once it has answered, and ends with the pool", async () => {
       const org = await newOrg();
       const pool = await poolWithLane(org);
@@ -272,14 +311,7 @@ describe('audit group commit', () => {
         );
         // Only the refused entry fails, and a bad entry does not lose the others of its batch.
         expect(settled.filter((x) => x.status === 'rejected').map((x) => x.reason.code)).toEqual(['23514']);
-        const ok = settled.flatMap((x) => (x.status === 'fulfilled' ? [x.value] : []));
-        const rows = await stored(
-          a,
-          ok.map((r) => r.id),
-        );
-        for (const r of ok) expect(rows.get(r.id)?.seq).toBe(r.seq);
-        expect(await seqs(org)).toEqual(oneTo(301));
-        expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 301, ok: true });
+        await expectChain(org, settled, 301);
       } finally {
         await p.end();
         await q.end();
@@ -309,41 +341,26 @@ describe('audit group commit', () => {
     });
 
     it('an audit connection lost mid-append fails nobody: the batch goes again through the pool', async () => {
-      const org = await newOrg();
-      const pool = await poolWithLane(org);
-      const hold = await holdHead(org);
-      try {
-        const pending = recordAttempt(pool, attempt(org, 1));
-        await laneWaiting();
+      await whileLaneWaits(async ({ org, pool, pending, release }) => {
         const [lane] = await laneBackends();
         // Waits (up to 5 s) until the server process is gone: its statement is not committed.
         await a`select pg_terminate_backend(${lane!.pid}, 5000)`;
         await expect.poll(() => auditLaneOf(pool)?.up, POLL).toBe(false);
-        await hold.release();
+        await release();
         expect((await pending).seq).toBe(2n);
         expect(await seqs(org)).toEqual(oneTo(2));
         expect((await recordAttempt(pool, attempt(org, 3))).seq).toBe(3n);
-      } finally {
-        await hold.release();
-        // postgres.js can leave a client whose connection dropped mid-query unable to end; the
-        // lane's was cut when it was given up, so this returns.
-        await pool.end();
-      }
+      });
       expect(await laneBackends()).toEqual([]);
     });
 
     it('an entry the audit connection wrote after its client gave up is reported with its place', async () => {
-      const org = await newOrg();
-      const pool = await poolWithLane(org);
-      const hold = await holdHead(org);
-      try {
-        const pending = recordAttempt(pool, attempt(org, 1));
-        await laneWaiting();
+      await whileLaneWaits(async ({ org, pool, pending, release }) => {
         // The client goes; its server process, waiting for the lock, still has the statement
         // and its Sync: it commits once the lock is free. The retry over the pool waits behind
         // it, collides on the entry's id and finds the entry, hash and all.
         await auditLaneOf(pool)!.end({ timeout: 0 });
-        await hold.release();
+        await release();
         const entry = await pending;
         expect(entry.seq).toBe(2n);
         const rows = await a<
@@ -351,10 +368,7 @@ describe('audit group commit', () => {
         >`select count(*)::int as n from audit_log where id = ${entry.id}`;
         expect(rows[0]!.n).toBe(1);
         expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 2, ok: true });
-      } finally {
-        await hold.release();
-        await pool.end();
-      }
+      });
     });
   });
 });
