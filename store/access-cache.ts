@@ -24,16 +24,21 @@ import type { Sql, Tx } from './db.ts';
 
 export { CHANNEL } from './access-channel.ts';
 
-/** Entries kept at most; past it the cache starts over (a decision is cheap to read again). */
+/** Entries kept at most; past it the least recently used goes. */
 const LIMIT = 10_000;
 
 export class AccessCache {
+  /** In order of last use, oldest first (a Map iterates in insertion order). */
   readonly #entries = new Map<string, { value: unknown; generation: number }>();
+  /** Reads in flight, so concurrent misses of one key read the store once. */
+  readonly #loading = new Map<string, { promise: Promise<unknown>; generation: number }>();
   readonly #channel: AccessChannel;
+  readonly #limit: number;
   #generation = 0;
 
-  constructor(url: string, logger: Logger) {
+  constructor(url: string, logger: Logger, options: { limit?: number } = {}) {
     this.#channel = new AccessChannel(url, logger, () => this.#flush());
+    this.#limit = options.limit ?? LIMIT;
   }
 
   /** Starts listening; resolves once the channel is trusted, or has logged why it is not. */
@@ -46,18 +51,41 @@ export class AccessCache {
     return this.#channel.trusted;
   }
 
-  /** The cached value of `key`, else `load()`'s, kept when rule 1 allows. */
+  /**
+   * The cached value of `key`, else `load()`'s, kept when rule 1 allows. A miss joins a read of
+   * the same key already in flight only if no change was notified since that read began: a
+   * request that starts after a revocation was handled never gets what was read before it.
+   */
   async read<T>(key: string, load: () => Promise<T>): Promise<T> {
     if (!this.#channel.trusted) return load();
     const generation = this.#generation;
     const hit = this.#entries.get(key);
-    if (hit && hit.generation === generation) return hit.value as T;
-    const value = await load();
-    if (this.#channel.trusted && this.#generation === generation) {
-      if (this.#entries.size >= LIMIT) this.#entries.clear();
-      this.#entries.set(key, { value: deepFreeze(value), generation });
+    if (hit && hit.generation === generation) {
+      this.#entries.delete(key);
+      this.#entries.set(key, hit);
+      return hit.value as T;
     }
-    return value;
+    const inFlight = this.#loading.get(key);
+    if (inFlight && inFlight.generation === generation) return inFlight.promise as Promise<T>;
+    // Frozen before anyone gets it: callers that joined share the one object.
+    const promise = load().then(deepFreeze);
+    const loading = { promise, generation };
+    this.#loading.set(key, loading);
+    try {
+      const value = await promise;
+      if (this.#channel.trusted && this.#generation === generation) {
+        if (this.#entries.size >= this.#limit) this.#entries.delete(this.#entries.keys().next().value!);
+        this.#entries.set(key, { value, generation });
+      }
+      return value;
+    } finally {
+      if (this.#loading.get(key) === loading) this.#loading.delete(key);
+    }
+  }
+
+  /** How many decisions are held now (tests). */
+  get size(): number {
+    return this.#entries.size;
   }
 
   /** Rule 3. */
@@ -73,6 +101,7 @@ export class AccessCache {
   #flush(): void {
     this.#generation++;
     this.#entries.clear();
+    // Reads in flight stay, for their own callers; none is joined or kept across a change.
   }
 }
 

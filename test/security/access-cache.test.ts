@@ -174,6 +174,65 @@ describe('AccessCache rules (store/access-cache.ts)', () => {
     }
   });
 
+  it('concurrent misses of one key read the store once; a read begun after a change does not join', async () => {
+    const cache = new AccessCache(svc.storeUrl, logger);
+    await cache.start();
+    const other = outside();
+    try {
+      let loads = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      const slow = async () => {
+        loads++;
+        await gate;
+        return { read: 'before the change' };
+      };
+      const first = cache.read('k', slow);
+      const joined = cache.read('k', slow);
+      await other`select pg_notify(${CHANNEL}, '')`;
+      await cache.barrier(other);
+      // The change has been handled: this read must not get what the one in flight read.
+      const after = await cache.read('k', async () => {
+        loads++;
+        return { read: 'after the change' };
+      });
+      expect(after).toEqual({ read: 'after the change' });
+      release();
+      const [a, b] = await Promise.all([first, joined]);
+      expect(a).toBe(b);
+      expect(Object.isFrozen(a)).toBe(true);
+      expect(loads).toBe(2);
+      // What the read from before the change got is not kept; the later one is.
+      expect(await cache.read('k', async () => ({ read: 'again' }))).toEqual({ read: 'after the change' });
+    } finally {
+      await other.end();
+      await cache.close();
+    }
+  });
+
+  it('past its limit the least recently used decision goes, not the whole cache', async () => {
+    const cache = new AccessCache(svc.storeUrl, logger, { limit: 3 });
+    await cache.start();
+    try {
+      const loaded: string[] = [];
+      const read = (key: string) =>
+        cache.read(key, async () => {
+          loaded.push(key);
+          return key;
+        });
+      for (const key of ['a', 'b', 'c', 'a', 'd']) await read(key);
+      expect(loaded).toEqual(['a', 'b', 'c', 'd']);
+      expect(cache.size).toBe(3);
+      // b was the least recently used when d came: a, c and d are still held.
+      for (const key of ['a', 'c', 'd', 'b']) await read(key);
+      expect(loaded).toEqual(['a', 'b', 'c', 'd', 'b']);
+    } finally {
+      await cache.close();
+    }
+  });
+
   it('rule 2: with its listening connection gone it reads the store, and trusts memory again once listening', async () => {
     const cache = new AccessCache(svc.storeUrl, logger);
     await cache.start();
