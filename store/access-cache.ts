@@ -26,19 +26,21 @@ export { CHANNEL } from './access-channel.ts';
 
 /** Entries kept at most; past it the least recently used goes. */
 const LIMIT = 10_000;
+/** A read older than this is not joined: one slow or stuck read holds up only those it has. */
+const JOIN_MS = 1_000;
 
 export class AccessCache {
   /** In order of last use, oldest first (a Map iterates in insertion order). */
   readonly #entries = new Map<string, { value: unknown; generation: number }>();
   /** Reads in flight, so concurrent misses of one key read the store once. */
-  readonly #loading = new Map<string, { promise: Promise<unknown>; generation: number }>();
+  readonly #loading = new Map<string, { promise: Promise<unknown>; generation: number; at: number }>();
   readonly #channel: AccessChannel;
   readonly #limit: number;
   #generation = 0;
 
   constructor(url: string, logger: Logger, options: { limit?: number } = {}) {
     this.#channel = new AccessChannel(url, logger, () => this.#flush());
-    this.#limit = options.limit ?? LIMIT;
+    this.#limit = Math.max(1, options.limit ?? LIMIT);
   }
 
   /** Starts listening; resolves once the channel is trusted, or has logged why it is not. */
@@ -57,7 +59,7 @@ export class AccessCache {
    * request that starts after a revocation was handled never gets what was read before it.
    */
   async read<T>(key: string, load: () => Promise<T>): Promise<T> {
-    if (!this.#channel.trusted) return load();
+    if (!this.#channel.trusted) return load().then(deepFreeze);
     const generation = this.#generation;
     const hit = this.#entries.get(key);
     if (hit && hit.generation === generation) {
@@ -66,10 +68,11 @@ export class AccessCache {
       return hit.value as T;
     }
     const inFlight = this.#loading.get(key);
-    if (inFlight && inFlight.generation === generation) return inFlight.promise as Promise<T>;
+    if (inFlight && inFlight.generation === generation && performance.now() - inFlight.at < JOIN_MS)
+      return inFlight.promise as Promise<T>;
     // Frozen before anyone gets it: callers that joined share the one object.
     const promise = load().then(deepFreeze);
-    const loading = { promise, generation };
+    const loading = { promise, generation, at: performance.now() };
     this.#loading.set(key, loading);
     try {
       const value = await promise;

@@ -3,7 +3,7 @@
 // its memory at all (a lease renewed by hearing itself), and makes barriers across processes.
 //
 // Payloads: '' a change (the triggers of store/migrations/0021_access_changes.sql);
-// `probe:<pid>` a process hearing itself; `barrier:<pid>:<id>` and `ack:<id>:<pid>`; `bye:<pid>`.
+// `probe:<n>:<pid>` a process hearing itself (its n-th probe); `barrier:<pid>:<id>` and `ack:<id>:<pid>`; `bye:<pid>`.
 // <pid> is the listening connection's server process id, written by the server itself
 // (pg_backend_pid()), and barriers learn who must answer from pg_stat_activity: membership
 // comes from PostgreSQL, not from what processes say of themselves.
@@ -41,8 +41,16 @@ export class AccessChannel {
   #listener: postgres.Sql | null = null;
   #pid: string | null = null;
   #listening = false;
-  /** performance.now() when this process last heard its own probe. */
+  /**
+   * performance.now() when the newest probe this process has heard was sent. The lease counts
+   * from the sending, not the hearing: a probe that arrives late proves only that everything
+   * committed before it was sent has arrived, so a listener whose notifications come seconds
+   * late must not trust its memory on them (a barrier elsewhere gives up on it after 2 s).
+   */
   #heardAt = Number.NEGATIVE_INFINITY;
+  #probes = 0;
+  /** When each probe not yet heard was sent, by number. */
+  readonly #probesSent = new Map<number, number>();
   #heardProbe: (() => void) | null = null;
   #probe: NodeJS.Timeout | null = null;
   #relisten: NodeJS.Timeout | null = null;
@@ -80,7 +88,7 @@ export class AccessChannel {
           resolve(true);
         };
       });
-      await this.#say('probe');
+      await this.#sayProbe();
       const ok = await heard;
       this.#heardProbe = null;
       if (!ok) throw new Error(`LISTEN ${CHANNEL} succeeded but its own notification never arrived`);
@@ -190,8 +198,10 @@ export class AccessChannel {
     }
     const [kind, a = '', b = ''] = payload.split(':');
     if (kind === 'probe') {
-      if (a === this.#pid) {
-        this.#heardAt = performance.now();
+      const sentAt = this.#probesSent.get(Number(a));
+      if (b === this.#pid && sentAt !== undefined) {
+        this.#heardAt = Math.max(this.#heardAt, sentAt);
+        for (const n of this.#probesSent.keys()) if (n <= Number(a)) this.#probesSent.delete(n);
         this.#heardProbe?.();
       }
     } else if (kind === 'barrier') {
@@ -232,11 +242,20 @@ export class AccessChannel {
       this.#lost();
       return;
     }
-    void this.#say('probe');
+    void this.#sayProbe();
+  }
+
+  /** Probes itself, noting when; probes never heard are forgotten once they could not matter. */
+  async #sayProbe(): Promise<void> {
+    const now = performance.now();
+    for (const [n, at] of this.#probesSent) if (now - at > DEAF_MS) this.#probesSent.delete(n);
+    const n = ++this.#probes;
+    this.#probesSent.set(n, now);
+    await this.#say(`probe:${n}`);
   }
 
   /** Sends on the channel from the listening connection; the server writes its own pid. */
-  async #say(kind: 'probe' | 'bye' | `ack:${string}`): Promise<void> {
+  async #say(kind: `probe:${number}` | 'bye' | `ack:${string}`): Promise<void> {
     const listener = this.#listener;
     if (!listener) return;
     await listener`select pg_notify(${CHANNEL}, ${`${kind}:`} || pg_backend_pid())`.catch(() => {});
@@ -246,6 +265,7 @@ export class AccessChannel {
   #lost(): void {
     this.#listening = false;
     this.#heardAt = Number.NEGATIVE_INFINITY;
+    this.#probesSent.clear();
     this.#changed();
     if (this.#closed) return;
     const old = this.#listener;

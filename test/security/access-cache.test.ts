@@ -1,5 +1,7 @@
 // Issue 14: access decisions are cached between requests (store/access-cache.ts), and a
 // revocation still takes effect before the next request can observe it.
+
+import { createServer, type Server, Socket } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -313,6 +315,36 @@ describe('across processes (two caches on one store, as two replicas)', () => {
     }
   });
 
+  it('a listener whose notifications arrive late does not trust its memory on the late probes', async () => {
+    // The reader's store connection goes through a proxy that can hold back what the server
+    // sends. Probes then keep arriving, each seconds after it was sent, and so does the change:
+    // the lease must count from when a probe was sent, or the reader would go on trusting a
+    // memory the change has already made stale after the writer's barrier gave up on it.
+    const proxy = await delayingProxy(svc.storeUrl);
+    const reader = new AccessCache(proxy.url, logger);
+    const writer = new AccessCache(svc.storeUrl, logger);
+    await reader.start();
+    await writer.start();
+    const sql = outside();
+    const other = outside();
+    try {
+      expect(reader.live).toBe(true);
+      expect(await reader.read('late', async () => 'old')).toBe('old');
+      expect(await reader.read('late', async () => 'unread')).toBe('old');
+      proxy.delayMs = 2_500;
+      // Long enough for late probes to arrive steadily.
+      await new Promise((r) => setTimeout(r, 3_000));
+      await other`select pg_notify(${CHANNEL}, '')`;
+      // Gives up on the reader's acknowledgement after 2 s: it is on its way, late.
+      await writer.barrier(sql);
+      expect(reader.live).toBe(false);
+      expect(await reader.read('late', async () => 'new')).toBe('new');
+    } finally {
+      await Promise.all([reader.close(), writer.close(), sql.end(), other.end()]);
+      proxy.close();
+    }
+  });
+
   it('a barrier from a process that does not trust its own memory still waits for the others', async () => {
     const a = new AccessCache(svc.storeUrl, logger);
     const deaf = new AccessCache(svc.storeUrl, logger); // never started: not listening
@@ -379,4 +411,40 @@ async function until(ok: () => boolean, ms = 2000): Promise<void> {
     if (Date.now() > deadline) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A TCP proxy to the store of `url` that delays what the server sends by `delayMs`. */
+async function delayingProxy(url: string): Promise<{ url: string; delayMs: number; close(): void }> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  const proxy = { url: '', delayMs: 0, close: () => {} };
+  const server: Server = createServer((client) => {
+    const upstream = new Socket();
+    sockets.add(client).add(upstream);
+    upstream.connect(Number(target.port), target.hostname);
+    client.on('data', (chunk) => upstream.write(chunk));
+    // A constant delay keeps the order; chunks already on their way keep theirs.
+    upstream.on('data', (chunk) => {
+      const send = () => client.writable && client.write(chunk);
+      if (proxy.delayMs === 0) send();
+      else setTimeout(send, proxy.delayMs);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', () => setTimeout(end, proxy.delayMs)).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address() as { port: number };
+  const proxied = new URL(url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(address.port);
+  proxy.url = proxied.toString();
+  proxy.close = () => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  };
+  return proxy;
 }
