@@ -301,18 +301,28 @@ describe('across processes (two caches on one store, as two replicas)', () => {
     expect(await reader.read(key, async () => 'new')).toBe('new');
   }
 
-  it('a barrier returns only once the other process has dropped what the change made stale', async () => {
-    const a = new AccessCache(svc.storeUrl, logger);
-    const b = new AccessCache(svc.storeUrl, logger);
-    await a.start();
-    await b.start();
+  /** Two started caches (the reader's store reached at `readerUrl`) and two store clients. */
+  async function withReplicas(
+    readerUrl: string,
+    fn: (x: { reader: AccessCache; writer: AccessCache; sql: Sql; other: Sql }) => Promise<void>,
+  ): Promise<void> {
+    const reader = new AccessCache(readerUrl, logger);
+    const writer = new AccessCache(svc.storeUrl, logger);
+    await reader.start();
+    await writer.start();
     const sql = outside();
     const other = outside();
     try {
-      for (let i = 0; i < 20; i++) await staleAfterBarrier(b, a, `x${i}`, sql, other);
+      await fn({ reader, writer, sql, other });
     } finally {
-      await Promise.all([a.close(), b.close(), sql.end(), other.end()]);
+      await Promise.all([reader.close(), writer.close(), sql.end(), other.end()]);
     }
+  }
+
+  it('a barrier returns only once the other process has dropped what the change made stale', async () => {
+    await withReplicas(svc.storeUrl, async ({ reader, writer, sql, other }) => {
+      for (let i = 0; i < 20; i++) await staleAfterBarrier(reader, writer, `x${i}`, sql, other);
+    });
   });
 
   it('a listener whose notifications arrive late does not trust its memory on the late probes', async () => {
@@ -321,26 +331,21 @@ describe('across processes (two caches on one store, as two replicas)', () => {
     // the lease must count from when a probe was sent, or the reader would go on trusting a
     // memory the change has already made stale after the writer's barrier gave up on it.
     const proxy = await delayingProxy(svc.storeUrl);
-    const reader = new AccessCache(proxy.url, logger);
-    const writer = new AccessCache(svc.storeUrl, logger);
-    await reader.start();
-    await writer.start();
-    const sql = outside();
-    const other = outside();
     try {
-      expect(reader.live).toBe(true);
-      expect(await reader.read('late', async () => 'old')).toBe('old');
-      expect(await reader.read('late', async () => 'unread')).toBe('old');
-      proxy.delayMs = 2_500;
-      // Long enough for late probes to arrive steadily.
-      await new Promise((r) => setTimeout(r, 3_000));
-      await other`select pg_notify(${CHANNEL}, '')`;
-      // Gives up on the reader's acknowledgement after 2 s: it is on its way, late.
-      await writer.barrier(sql);
-      expect(reader.live).toBe(false);
-      expect(await reader.read('late', async () => 'new')).toBe('new');
+      await withReplicas(proxy.url, async ({ reader, writer, sql, other }) => {
+        expect(reader.live).toBe(true);
+        expect(await reader.read('late', async () => 'old')).toBe('old');
+        expect(await reader.read('late', async () => 'unread')).toBe('old');
+        proxy.delayMs = 2_500;
+        // Long enough for late probes to arrive steadily.
+        await new Promise((r) => setTimeout(r, 3_000));
+        await other`select pg_notify(${CHANNEL}, '')`;
+        // Gives up on the reader's acknowledgement after 2 s: it is on its way, late.
+        await writer.barrier(sql);
+        expect(reader.live).toBe(false);
+        expect(await reader.read('late', async () => 'new')).toBe('new');
+      });
     } finally {
-      await Promise.all([reader.close(), writer.close(), sql.end(), other.end()]);
       proxy.close();
     }
   });
