@@ -122,8 +122,10 @@ export class AccessChannel {
     });
     const timer = setTimeout(() => settle(false), BARRIER_TIMEOUT_MS);
     const pending: PendingBarrier = {
-      // A process that does not trust its memory needs no word of its own.
-      needOwn: this.trusted,
+      // A listening process waits for its own word even while its lease has lapsed: a late probe
+      // sent before the change could restore the lease before the change itself arrives. One
+      // not listening empties its cache when it starts (after this barrier began).
+      needOwn: this.#listening,
       heardOwn: false,
       waitingFor: null,
       acked: new Set(),
@@ -134,10 +136,18 @@ export class AccessChannel {
     };
     this.#barriers.set(id, pending);
     try {
-      const [row] = await sql<{ listeners: string[] }[]>`
-        select pg_notify(${CHANNEL}, ${`barrier:${this.#pid ?? '0'}:${id}`}),
-          array(select pid::text from pg_stat_activity
-                where application_name = ${LISTENER_NAME} and datname = current_database()) as listeners`;
+      let row: { listeners: string[] } | undefined;
+      try {
+        [row] = await sql<{ listeners: string[] }[]>`
+          select pg_notify(${CHANNEL}, ${`barrier:${this.#pid ?? '0'}:${id}`}),
+            array(select pid::text from pg_stat_activity
+                  where application_name = ${LISTENER_NAME} and datname = current_database()) as listeners`;
+      } catch (err) {
+        // Waiting out the timeout still settles every listener: one trusted after it has heard a
+        // probe sent after this barrier began, so everything committed before it.
+        await finished;
+        throw err;
+      }
       pending.waitingFor = new Set(row!.listeners.filter((pid) => pid !== this.#pid));
       this.#check(id);
       if (await finished) return;
@@ -198,7 +208,7 @@ export class AccessChannel {
     }
     const [kind, a = '', b = ''] = payload.split(':');
     if (kind === 'probe') {
-      const sentAt = this.#probesSent.get(Number(a));
+      const sentAt = /^\d+$/.test(a) ? this.#probesSent.get(Number(a)) : undefined;
       if (b === this.#pid && sentAt !== undefined) {
         this.#heardAt = Math.max(this.#heardAt, sentAt);
         for (const n of this.#probesSent.keys()) if (n <= Number(a)) this.#probesSent.delete(n);
@@ -238,7 +248,9 @@ export class AccessChannel {
   #tick(): void {
     if (!this.#listening) return;
     if (performance.now() - this.#heardAt > DEAF_MS) {
-      this.#logger.warn('access cache: the listener has not heard itself for 5 s; reconnecting');
+      this.#logger.warn(
+        'access cache: the listener has heard none of its probes of the last 5 s; reconnecting',
+      );
       this.#lost();
       return;
     }

@@ -350,6 +350,37 @@ describe('across processes (two caches on one store, as two replicas)', () => {
     }
   });
 
+  it('a lagging process waits for its own barrier even while its lease has lapsed', async () => {
+    // The only listener of its store, whose notifications come 1.2 s late: its lease keeps
+    // lapsing and returning. If its barrier did not wait for its own word while the lease was
+    // out, a late probe sent before the change would restore trust before the change arrived.
+    const admin = outside();
+    const name = `cs_alone_${Date.now()}`;
+    await admin.unsafe(`create database ${name}`);
+    const alone = new URL(svc.storeUrl);
+    alone.pathname = `/${name}`;
+    const proxy = await delayingProxy(alone.toString());
+    const cache = new AccessCache(proxy.url, logger);
+    const sql = openStore(alone.toString(), { max: 1 });
+    const other = openStore(alone.toString(), { max: 1 });
+    try {
+      await cache.start();
+      expect(await cache.read('own', async () => 'old')).toBe('old');
+      expect(await cache.read('own', async () => 'unread')).toBe('old');
+      proxy.delayMs = 1_200;
+      await until(() => !cache.live, 4_000);
+      await other`select pg_notify(${CHANNEL}, '')`;
+      await cache.barrier(sql);
+      await until(() => cache.live, 4_000);
+      expect(await cache.read('own', async () => 'new')).toBe('new');
+    } finally {
+      await Promise.all([cache.close(), sql.end(), other.end()]);
+      proxy.close();
+      await admin.unsafe(`drop database ${name} with (force)`);
+      await admin.end();
+    }
+  });
+
   it('a barrier from a process that does not trust its own memory still waits for the others', async () => {
     const a = new AccessCache(svc.storeUrl, logger);
     const deaf = new AccessCache(svc.storeUrl, logger); // never started: not listening
