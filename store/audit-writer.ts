@@ -131,52 +131,57 @@ async function drain(pool: Sql, byOrg: Map<string, Waiter[]>, orgId: string, que
 }
 
 async function commit(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> {
-  const lane = auditLaneOf(pool);
-  const onLane = lane?.take() ?? null;
-  if (onLane) {
+  let rows = await viaLane(pool, orgId, batch);
+  if (!rows) {
     try {
-      const rows = await withStall(appendNow(onLane, orgId, batch));
-      lane!.done(true);
-      settle(batch, rows);
+      rows = await appendNow(pool, orgId, batch);
+    } catch (err) {
+      if (batch.length === 1) await refused(pool, orgId, batch[0]!, err);
+      else await oneByOne(pool, orgId, batch);
       return;
-    } catch {
-      // Given up (store/audit-lane.ts); the batch goes again over the pool, where an entry the
-      // lane wrote after all is found rather than failed (oneByOne).
-      lane!.done(false);
     }
   }
-  let rows: Appended[];
-  try {
-    rows = await appendNow(pool, orgId, batch);
-  } catch (err) {
-    if (batch.length === 1 && !onLane) batch[0]!.reject(err);
-    else await oneByOne(pool, orgId, batch);
-    return;
-  }
-  settle(batch, rows);
-}
-
-function settle(batch: Waiter[], rows: Appended[]): void {
   for (const [i, w] of batch.entries()) w.resolve(rows[i]!);
 }
 
-/**
- * The batch was refused as a whole: one bad entry must fail only its own caller, so each entry
- * goes again on its own. An entry that was written after all (its answer lost with the
- * connection, or written by a lane statement given up on) collides on its id; it is then looked
- * up, and its caller told its place only if the stored hash is the hash of this very body at
- * that place. Anything else fails: never a result without its entry.
- */
+/** The batch appended over the pool's audit connection, or null: not free, or given up there. */
+async function viaLane(pool: Sql, orgId: string, batch: Waiter[]): Promise<Appended[] | null> {
+  const lane = auditLaneOf(pool);
+  const client = lane?.take();
+  if (!lane || !client) return null;
+  try {
+    const rows = await withStall(appendNow(client, orgId, batch));
+    lane.done(true);
+    return rows;
+  } catch {
+    // Given up (store/audit-lane.ts); the batch goes again over the pool, where an entry the
+    // lane wrote after all is found rather than failed (refused).
+    lane.done(false);
+    return null;
+  }
+}
+
+/** The batch was refused as a whole: one bad entry must fail only its own caller. */
 async function oneByOne(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> {
   for (const w of batch) {
     try {
       w.resolve((await appendNow(pool, orgId, [w]))[0]!);
     } catch (err) {
-      const found = isDuplicateId(err) ? await writtenAlready(pool, orgId, w).catch(() => null) : null;
-      if (found) w.resolve(found);
-      else w.reject(err);
+      await refused(pool, orgId, w, err);
     }
   }
+}
+
+/**
+ * An entry refused on its own fails its caller, except one that was written after all (its
+ * answer lost with the connection, or written by a lane statement given up on): it collides on
+ * its id, is looked up, and its caller told its place only if the stored hash is the hash of
+ * this very body at that place. Never a result without its entry.
+ */
+async function refused(pool: Sql, orgId: string, w: Waiter, err: unknown): Promise<void> {
+  const found = isDuplicateId(err) ? await writtenAlready(pool, orgId, w).catch(() => null) : null;
+  if (found) w.resolve(found);
+  else w.reject(err);
 }
 
 function isDuplicateId(err: unknown): boolean {
