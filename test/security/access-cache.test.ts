@@ -149,11 +149,24 @@ describe('the triggers behind the cache (store/migrations/0021_access_changes.sq
 describe('AccessCache rules (store/access-cache.ts)', () => {
   const logger = createLogger('silent');
 
-  it('rule 1: a read during which a change was notified is not kept', async () => {
-    const cache = new AccessCache(svc.storeUrl, logger);
+  /** Runs `fn` with a started cache and another store connection, and closes both after. */
+  async function withCache(
+    fn: (cache: AccessCache, other: Sql) => Promise<void>,
+    options: { limit?: number } = {},
+  ): Promise<void> {
+    const cache = new AccessCache(svc.storeUrl, logger, options);
     await cache.start();
     const other = outside();
     try {
+      await fn(cache, other);
+    } finally {
+      await other.end();
+      await cache.close();
+    }
+  }
+
+  it('rule 1: a read during which a change was notified is not kept', async () => {
+    await withCache(async (cache, other) => {
       let loads = 0;
       const stale = await cache.read('k', async () => {
         loads++;
@@ -170,17 +183,11 @@ describe('AccessCache rules (store/access-cache.ts)', () => {
       expect(await cache.read('k', load('new'))).toBe('new');
       expect(await cache.read('k', load('newer'))).toBe('new');
       expect(loads).toBe(2);
-    } finally {
-      await other.end();
-      await cache.close();
-    }
+    });
   });
 
   it('concurrent misses of one key read the store once; a read begun after a change does not join', async () => {
-    const cache = new AccessCache(svc.storeUrl, logger);
-    await cache.start();
-    const other = outside();
-    try {
+    await withCache(async (cache, other) => {
       let loads = 0;
       let release!: () => void;
       const gate = new Promise<void>((r) => {
@@ -208,38 +215,31 @@ describe('AccessCache rules (store/access-cache.ts)', () => {
       expect(loads).toBe(2);
       // What the read from before the change got is not kept; the later one is.
       expect(await cache.read('k', async () => ({ read: 'again' }))).toEqual({ read: 'after the change' });
-    } finally {
-      await other.end();
-      await cache.close();
-    }
+    });
   });
 
   it('past its limit the least recently used decision goes, not the whole cache', async () => {
-    const cache = new AccessCache(svc.storeUrl, logger, { limit: 3 });
-    await cache.start();
-    try {
-      const loaded: string[] = [];
-      const read = (key: string) =>
-        cache.read(key, async () => {
-          loaded.push(key);
-          return key;
-        });
-      for (const key of ['a', 'b', 'c', 'a', 'd']) await read(key);
-      expect(loaded).toEqual(['a', 'b', 'c', 'd']);
-      expect(cache.size).toBe(3);
-      // b was the least recently used when d came: a, c and d are still held.
-      for (const key of ['a', 'c', 'd', 'b']) await read(key);
-      expect(loaded).toEqual(['a', 'b', 'c', 'd', 'b']);
-    } finally {
-      await cache.close();
-    }
+    await withCache(
+      async (cache) => {
+        const loaded: string[] = [];
+        const read = (key: string) =>
+          cache.read(key, async () => {
+            loaded.push(key);
+            return key;
+          });
+        for (const key of ['a', 'b', 'c', 'a', 'd']) await read(key);
+        expect(loaded).toEqual(['a', 'b', 'c', 'd']);
+        expect(cache.size).toBe(3);
+        // b was the least recently used when d came: a, c and d are still held.
+        for (const key of ['a', 'c', 'd', 'b']) await read(key);
+        expect(loaded).toEqual(['a', 'b', 'c', 'd', 'b']);
+      },
+      { limit: 3 },
+    );
   });
 
   it('rule 2: with its listening connection gone it reads the store, and trusts memory again once listening', async () => {
-    const cache = new AccessCache(svc.storeUrl, logger);
-    await cache.start();
-    const other = outside();
-    try {
+    await withCache(async (cache, other) => {
       expect(await cache.read('k', async () => 'a')).toBe('a');
       expect(await cache.read('k', async () => 'b')).toBe('a');
       await other`
@@ -252,10 +252,7 @@ describe('AccessCache rules (store/access-cache.ts)', () => {
       await until(() => cache.live, 5000);
       expect(await cache.read('k', async () => 'e')).toBe('e');
       expect(await cache.read('k', async () => 'f')).toBe('e');
-    } finally {
-      await other.end();
-      await cache.close();
-    }
+    });
   });
 
   it('rule 3: after a barrier, every change committed before it has emptied the cache', async () => {
