@@ -1,6 +1,6 @@
 // A small pool of lazily made resources, each lent to one caller at a time. The Postgres adapter
-// keeps one single-connection postgres.js client per slot so that a NOTICE can be attributed to
-// the statement that raised it (postgres.js reports notices per client, not per query).
+// keeps one single-connection client per slot so that a NOTICE can be attributed to the
+// statement that raised it (the driver reports notices per client, not per query).
 import { AdapterError } from './errors.ts';
 
 interface Waiter<T> {

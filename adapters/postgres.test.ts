@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { postgresAdapter, postgresOptions } from './postgres.ts';
+import { commandTag, postgresAdapter, postgresOptions } from './postgres.ts';
 import type { ConnectionConfig } from './types.ts';
 
 const base: ConnectionConfig = {
@@ -14,18 +14,18 @@ const base: ConnectionConfig = {
 };
 
 describe('postgres adapter configuration', () => {
-  it('maps the connection config to postgres.js options', () => {
+  it('maps the connection config to node-postgres options', () => {
     const o = postgresOptions(base);
     expect(o).toMatchObject({
       host: 'db.example',
       port: 6543,
       database: 'app',
-      username: 'reader',
+      user: 'reader',
       ssl: false,
-      prepare: false,
+      application_name: 'countersign',
     });
-    expect(o.connect_timeout).toBe(30);
-    expect(postgresOptions({ ...base, timeoutSeconds: 5 }).connect_timeout).toBe(5);
+    expect(o.connectionTimeoutMillis).toBe(30_000);
+    expect(postgresOptions({ ...base, timeoutSeconds: 5 }).connectionTimeoutMillis).toBe(5000);
   });
 
   it('passes the password as a function, so an empty one is not replaced by $PGPASSWORD', () => {
@@ -39,17 +39,11 @@ describe('postgres adapter configuration', () => {
     expect(ssl).toMatchObject({ rejectUnauthorized: false, servername: 'db.example' });
   });
 
-  it('parses dates and times to ISO text and bytea to base64', () => {
-    const types = postgresOptions(base).types ?? {};
-    const parse = (oid: number, text: string) =>
-      Object.values(types)
-        .find((t) => t.from.includes(oid))
-        ?.parse(text);
-    expect(parse(1082, '2024-01-02')).toBe('2024-01-02');
-    expect(parse(1114, '2024-01-02 10:11:12.123456')).toBe('2024-01-02T10:11:12.123456');
-    expect(parse(1184, '2024-01-02 10:11:12.5+02')).toBe('2024-01-02T08:11:12.500Z');
-    expect(parse(1184, 'infinity')).toBe('infinity');
-    expect(parse(17, '\\xdeadbeef')).toBe('3q2+7w==');
+  it('reads the command and the count of a command tag', () => {
+    expect(commandTag('SELECT 3')).toEqual({ command: 'SELECT', count: 3 });
+    expect(commandTag('INSERT 0 12')).toEqual({ command: 'INSERT', count: 12 });
+    expect(commandTag('CREATE TABLE')).toEqual({ command: 'CREATE TABLE', count: null });
+    expect(commandTag('SET')).toEqual({ command: 'SET', count: null });
   });
 
   it('dials the dial address but names and verifies the configured hostname', () => {

@@ -42,7 +42,7 @@ const skipNameCheck = (): undefined => undefined;
 
 /**
  * Node `tls.connect` options for `ssl` against `hostname`, or null for a plain connection.
- * Used as is by postgres.js and as an https.Agent's options by the ClickHouse adapter.
+ * Used as is by node-postgres and as an https.Agent's options by the ClickHouse adapter.
  */
 export function nodeTlsOptions(ssl: SslSettings, hostname: string): ConnectionOptions | null {
   const mode = tlsMode(ssl);
@@ -66,7 +66,7 @@ export function nodeTlsOptions(ssl: SslSettings, hostname: string): ConnectionOp
   return opts;
 }
 
-/** postgres.js `ssl`: `false` or tls.connect options. */
+/** node-postgres `ssl`: `false` or tls.connect options. */
 export function postgresSsl(ssl: SslSettings, hostname: string): false | ConnectionOptions {
   return nodeTlsOptions(ssl, hostname) ?? false;
 }
@@ -176,7 +176,7 @@ export function oracleTls(ssl: SslSettings): OracleTls {
 /**
  * Why the TLS material of `ssl` cannot be used, or null. Node's own parser reads it once per
  * pool: a driver that meets an unreadable key mid-handshake may only time out (postgres.js
- * raises it where nothing catches it), which would hide the reason.
+ * raised it where nothing caught it), which would hide the reason.
  */
 export function tlsMaterialProblem(ssl: SslSettings): AdapterError | null {
   try {

@@ -3,7 +3,7 @@
 // (DESIGN.md, Conventions). The layer's own work should stay well under a millisecond.
 import mysqlCallbacks from 'mysql2';
 import mysql from 'mysql2/promise';
-import postgres from 'postgres';
+import pg from 'pg';
 import { mysqlAdapter, mysqlOptions } from '../adapters/mysql.ts';
 import { postgresAdapter, postgresOptions } from '../adapters/postgres.ts';
 import type { Adapter, ConnectionConfig } from '../adapters/types.ts';
@@ -87,24 +87,26 @@ function rows(
 async function postgresRows(s: SqlServer): Promise<BenchRow[]> {
   const cfg = config('postgres', s);
   // The driver with the adapter's own options, so the difference is the layer, not the settings.
-  const bareOptions = { ...postgresOptions(cfg), onnotice: () => {} };
+  const bareOptions = postgresOptions(cfg);
   const check = await compare(
     CHECK_SAMPLES,
     () => checkOnce(postgresAdapter, cfg),
     async () => {
-      const sql = postgres({ ...bareOptions, max: 1, fetch_types: false });
-      await sql`select 1`;
-      await sql.end({ timeout: 0 });
+      const client = new pg.Client(bareOptions);
+      await client.connect();
+      await client.query('select 1');
+      await client.end();
     },
   );
   const text = 'select $1::int as n';
   const pool = postgresAdapter.connect(cfg);
-  const bare = postgres({ ...bareOptions, max: 1 });
+  const bare = new pg.Client(bareOptions);
+  await bare.connect();
   try {
     const query = await compare(
       QUERY_SAMPLES,
       () => pool.execute(text, [1], OPTS),
-      () => bare.unsafe(text, [1]),
+      () => bare.query(text, [1]),
     );
     // The layer's own part of a check: guarding the config, building the pool, closing it.
     const setup = percentile(
@@ -112,7 +114,7 @@ async function postgresRows(s: SqlServer): Promise<BenchRow[]> {
       50,
     );
     return [
-      ...rows('postgres', check, query, 'postgres.js', text),
+      ...rows('postgres', check, query, 'node-postgres', text),
       {
         figure: 'adapter connect() + close() without I/O (postgres)',
         value: ms(setup),
@@ -122,7 +124,7 @@ async function postgresRows(s: SqlServer): Promise<BenchRow[]> {
     ];
   } finally {
     await pool.close();
-    await bare.end({ timeout: 0 });
+    await bare.end();
   }
 }
 

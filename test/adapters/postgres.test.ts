@@ -1,4 +1,5 @@
 // The Postgres adapter against the harness PostgreSQL (TLS with the harness CA, cert-only user).
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPoolRegistry } from '../../adapters/index.ts';
 import { postgresAdapter } from '../../adapters/postgres.ts';
@@ -188,6 +189,51 @@ describe('postgres execute', () => {
     ]);
   });
 
+  it("parses arrays of the server's own types, not only the built-in ones", async () => {
+    const r = await pool.execute(
+      "select array['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, null], array['(1,2)'::point], array[true, false]",
+      [],
+      OPTS,
+    );
+    expect(r.rows[0]).toEqual([['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', null], ['(1,2)'], [true, false]]);
+  });
+
+  it('a statement takes one round trip, capped or not: one write to the server, one answer', async () => {
+    // Parse/Bind/Describe/Execute(limit)/Sync go in one write. A driver's cursor (postgres.js,
+    // pg-cursor) sends Flush there and a second message after the first answer: two writes.
+    const proxy = await countingProxy(pg().host, pg().port);
+    const counted = postgresAdapter.connect(config({}, { dial: { host: '127.0.0.1', port: proxy.port } }));
+    try {
+      await counted.execute('select 1', [], OPTS); // connects, reads the server's types
+      for (const [sql, maxRows] of [
+        ['select g from generate_series(1, 10) g', 100],
+        ['select g from generate_series(1, 10) g', 2],
+        ["select $1::text || 'x'", 100],
+      ] as const) {
+        proxy.writes = 0;
+        const r = await counted.execute(sql, sql.includes('$1') ? ['a'] : [], { maxRows, timeoutSeconds: 5 });
+        expect(r.num_rows).toBe(Math.min(maxRows, sql.includes('$1') ? 1 : 10));
+        expect(proxy.writes).toBe(1);
+      }
+    } finally {
+      await counted.close();
+      proxy.close();
+    }
+  });
+
+  it('a connection the server ended between statements is opened again for the next one', async () => {
+    const [pid] = (await pool.execute('select pg_backend_pid()', [], OPTS)).rows[0] as [number];
+    const killer = postgresAdapter.connect(config());
+    try {
+      await killer.execute('select pg_terminate_backend($1)', [pid], OPTS);
+    } finally {
+      await killer.close();
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    const again = await pool.execute('select pg_backend_pid()', [], OPTS);
+    expect(again.rows[0]).not.toEqual([pid]);
+  });
+
   it('caps rows without reading the rest, and says so', async () => {
     const r = await pool.execute('select g from generate_series(1, 1000000) g', [], {
       maxRows: 3,
@@ -331,3 +377,34 @@ describe('postgres pools through the registry', () => {
     await registry.closeAll();
   });
 });
+
+/** A TCP proxy to the server that counts what the client writes (TLS records included). */
+async function countingProxy(
+  host: string,
+  port: number,
+): Promise<{ port: number; writes: number; close(): void }> {
+  const sockets = new Set<Socket>();
+  const proxy = { port: 0, writes: 0, close: () => {} };
+  const server: Server = createServer((client) => {
+    const upstream = connect(port, host);
+    sockets.add(client).add(upstream);
+    client.on('data', (chunk) => {
+      proxy.writes++;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  proxy.port = (server.address() as { port: number }).port;
+  proxy.close = () => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  };
+  return proxy;
+}

@@ -1,0 +1,135 @@
+// One statement over the extended protocol in ONE round trip, its rows capped by the protocol:
+// Parse, Bind, Describe, Execute with a row limit, Sync, written together. The server sends at
+// most `limit` rows; when there were more it says PortalSuspended, and the Sync that follows ends
+// the portal and the implicit transaction without sending the rest (PostgreSQL docs, Protocol
+// §Extended Query: "Execute ... with a nonzero row limit"). node-postgres's own Query, like
+// postgres.js's cursor, sends Flush instead and a second message after the first answer; this
+// is handed to a pg Client as a "submittable" (the interface pg-cursor uses). Issue 14: the second
+// round trip cost 0.04 ms of PostgreSQL CPU per call and a wake-up on each side.
+import type { PgTypes } from './postgres-values.ts';
+import { paramText, paramType } from './postgres-values.ts';
+import type { ParamValue } from './types.ts';
+
+/** A result column as RowDescription describes it. */
+export interface PgField {
+  name: string;
+  tableID: number;
+  columnID: number;
+  dataTypeID: number;
+}
+
+export interface PgAnswer {
+  fields: PgField[];
+  rows: unknown[][];
+  /** The command tag (`SELECT 3`, `INSERT 0 1`); null when the row limit stopped the statement. */
+  command: string | null;
+}
+
+/** What this uses of pg's Connection (pg/lib/connection.js; @types/pg has older signatures). */
+interface Wire {
+  stream: { cork?: () => void; uncork?: () => void };
+  parse(q: { text: string; types: number[] }): void;
+  bind(c: { values: Array<string | Buffer | null> }): void;
+  describe(m: { type: 'P' }): void;
+  execute(c: { rows: number }): void;
+  sync(): void;
+  sendCopyFail(message: string): void;
+}
+
+/** The parts of pg's protocol messages read here (pg-protocol's message classes). */
+interface Messages {
+  rowDescription: { fields: PgField[] };
+  dataRow: { fields: Array<string | null> };
+  commandComplete: { text: string };
+}
+
+type Parser = ((text: string) => unknown) | null;
+
+export class CappedQuery {
+  readonly answer: Promise<PgAnswer>;
+  #resolve!: (a: PgAnswer) => void;
+  #reject!: (err: unknown) => void;
+  #fields: PgField[] = [];
+  #parsers: Parser[] = [];
+  readonly #rows: unknown[][] = [];
+  #command: string | null = null;
+  #error: unknown = null;
+
+  constructor(
+    private readonly text: string,
+    private readonly params: readonly ParamValue[],
+    private readonly limit: number,
+    private readonly types: PgTypes,
+  ) {
+    this.answer = new Promise<PgAnswer>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+
+  /** Called by the pg Client when the connection is free for this statement. */
+  submit(connection: Wire): Error | null {
+    const stream = connection.stream;
+    // One write: the messages wait in the socket until uncork.
+    stream.cork?.();
+    try {
+      connection.parse({ text: this.text, types: this.params.map(paramType) });
+      connection.bind({ values: this.params.map(paramText) });
+      connection.describe({ type: 'P' });
+      connection.execute({ rows: this.limit });
+      connection.sync();
+    } finally {
+      stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(msg: Messages['rowDescription']): void {
+    this.#fields = msg.fields;
+    this.#parsers = msg.fields.map((f) => this.types.parserFor(f.dataTypeID));
+  }
+
+  handleDataRow(msg: Messages['dataRow']): void {
+    const row = new Array<unknown>(msg.fields.length);
+    try {
+      for (let i = 0; i < row.length; i++) {
+        const text = msg.fields[i] ?? null;
+        const parse = this.#parsers[i];
+        row[i] = text === null || !parse ? text : parse(text);
+      }
+    } catch (err) {
+      // Thrown here it would surface in pg's socket handler; it fails this answer instead.
+      this.#error ??= err;
+      return;
+    }
+    this.#rows.push(row);
+  }
+
+  /** The row limit was reached with rows left: the Sync already sent ends the portal. */
+  handlePortalSuspended(): void {}
+
+  handleCommandComplete(msg: Messages['commandComplete']): void {
+    this.#command = msg.text;
+  }
+
+  handleEmptyQuery(): void {
+    this.#command = '';
+  }
+
+  handleCopyInResponse(connection: Wire): void {
+    connection.sendCopyFail('COPY FROM STDIN is not supported here');
+  }
+
+  handleCopyData(): void {}
+
+  /** A server error (the Sync still follows), or the connection lost. */
+  handleError(err: unknown): void {
+    this.#error = err;
+    this.#reject(err);
+  }
+
+  handleReadyForQuery(): void {
+    if (this.#error) this.#reject(this.#error);
+    else this.#resolve({ fields: this.#fields, rows: this.#rows, command: this.#command });
+  }
+}
