@@ -6,6 +6,7 @@
 // postgres.js's cursor, sends Flush instead and a second message after the first answer; this
 // is handed to a pg Client as a "submittable" (the interface pg-cursor uses). Issue 14: the second
 // round trip cost 0.04 ms of PostgreSQL CPU per call and a wake-up on each side.
+import { AdapterError } from './errors.ts';
 import type { PgTypes } from './postgres-values.ts';
 import { paramText, paramType } from './postgres-values.ts';
 import type { ParamValue } from './types.ts';
@@ -69,12 +70,23 @@ export class CappedQuery {
 
   /** Called by the pg Client when the connection is free for this statement. */
   submit(connection: Wire): Error | null {
+    // Everything that can throw happens before the first message is written: a Parse sent
+    // without its Sync would leave the connection waiting for one.
+    let types: number[];
+    let values: Array<string | Buffer | null>;
+    try {
+      types = this.params.map(paramType);
+      values = this.params.map(paramText);
+    } catch (err) {
+      // pg hands the returned error to handleError and moves on to the next statement.
+      return new AdapterError(`a parameter cannot be sent: ${(err as Error).message}`, 'query');
+    }
     const stream = connection.stream;
     // One write: the messages wait in the socket until uncork.
     stream.cork?.();
     try {
-      connection.parse({ text: this.text, types: this.params.map(paramType) });
-      connection.bind({ values: this.params.map(paramText) });
+      connection.parse({ text: this.text, types });
+      connection.bind({ values });
       connection.describe({ type: 'P' });
       connection.execute({ rows: this.limit });
       connection.sync();
@@ -117,7 +129,9 @@ export class CappedQuery {
   }
 
   handleCopyInResponse(connection: Wire): void {
+    // In copy-in mode the server ignored the Sync already sent; after CopyFail it needs another.
     connection.sendCopyFail('COPY FROM STDIN is not supported here');
+    connection.sync();
   }
 
   handleCopyData(): void {}

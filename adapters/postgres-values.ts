@@ -53,9 +53,13 @@ const BUILTIN_ARRAYS: ReadonlyArray<[number, number]> = [
   [1015, 1043],
 ];
 
-/** Every array type of the server with its element type; box[] (`;`-delimited) stays text. */
+/**
+ * Every array type of the server with its element type; box[] (`;`-delimited) stays text. As
+ * `oid` (parsed to numbers), not int4: OIDs from 2^31 on would turn negative, and the row
+ * description's type OID is unsigned.
+ */
 export const arrayTypesQuery =
-  "select typarray::int4 as array, oid::int4 as element from pg_catalog.pg_type where typarray <> 0 and typdelim = ','";
+  "select typarray as array, oid as element from pg_catalog.pg_type where typarray <> 0 and typdelim = ','";
 
 /** The parsers of one server: the scalar ones above, and its arrays element-wise. */
 export class PgTypes {

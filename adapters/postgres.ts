@@ -3,7 +3,7 @@
 // capped query never transfers more than maxRows + 1 rows (adapters/postgres-query.ts).
 import pg from 'pg';
 import { guardedConnect } from './connect.ts';
-import { secretsOf, timeoutError, toAdapterError } from './errors.ts';
+import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
 import { Lender } from './lender.ts';
 import { CappedQuery, type PgAnswer } from './postgres-query.ts';
 import { arrayTypesQuery, PgTypes } from './postgres-values.ts';
@@ -59,8 +59,47 @@ export function postgresOptions(config: ConnectionConfig): pg.ClientConfig {
     connectionTimeoutMillis: (config.timeoutSeconds ?? 30) * 1000,
     application_name: 'countersign',
     client_encoding: 'UTF8',
+    // As postgres.js did: a statement behind a NAT or load balancer with an idle timeout keeps
+    // its connection, and a dead peer is noticed within minutes rather than two hours.
     keepAlive: true,
-  };
+    keepAliveInitialDelayMillis: 60_000,
+    // Given, so $PGSSLNEGOTIATION is not read (see newClient).
+    sslnegotiation: 'postgres',
+  } as pg.ClientConfig;
+}
+
+/**
+ * A pg Client for `options` with nothing taken from the environment. pg reads a $PG* variable for
+ * any option left unset or falsy; the options above set all but two, and a statement must not
+ * run with another role, search_path or protocol mode because of the service's environment:
+ * $PGOPTIONS (`-c role=…`) and $PGREPLICATION are cleared here.
+ */
+function newClient(options: pg.ClientConfig): pg.Client {
+  const client = new pg.Client(options);
+  const params = (client as unknown as { connectionParameters: Record<string, unknown> })
+    .connectionParameters;
+  params.options = undefined;
+  params.replication = undefined;
+  return client;
+}
+
+/** A server error that leaves the session usable (not FATAL or PANIC, which end it). */
+function isStatementError(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.severity !== 'FATAL' && err.severity !== 'PANIC';
+}
+
+/**
+ * The adapter error for a failed statement: the server's own error as `query`; one that ended
+ * the session, or anything else that is not already an AdapterError (pg's "Connection terminated
+ * unexpectedly", a socket error), means the connection is gone: `connection` (adapters/README.md,
+ * Errors).
+ */
+function statementFailure(err: unknown, secrets: readonly string[]): AdapterError {
+  if (err instanceof AdapterError || isStatementError(err)) return toAdapterError(err, secrets, 'query');
+  // FATAL or PANIC: the server ended the session (terminated, shutting down) and says why.
+  if (err instanceof pg.DatabaseError) return toAdapterError(err, secrets, 'connection');
+  const failure = toAdapterError(err, secrets, 'connection');
+  return failure.code ? failure : new AdapterError(failure.message, 'connection', 'CONNECTION_CLOSED');
 }
 
 /** The command and the count of a command tag, as postgres.js read them: `INSERT 0 3` → INSERT, 3. */
@@ -105,7 +144,7 @@ class Slot {
 
   async #open(): Promise<pg.Client> {
     // Every connection starts with a limit, so a statement never runs unbounded.
-    const client = new pg.Client({ ...this.pool.options, statement_timeout: this.pool.startupTimeoutMs });
+    const client = newClient({ ...this.pool.options, statement_timeout: this.pool.startupTimeoutMs });
     const gone = () => {
       if (this.#client === client) this.#client = null;
     };
@@ -118,11 +157,15 @@ class Slot {
     this.#pending = client;
     try {
       await client.connect();
+      await this.pool.readTypes(client);
+    } catch (err) {
+      // Not kept, so not left open either.
+      void client.end().catch(() => {});
+      throw err;
     } finally {
       this.#pending = null;
     }
     this.timeoutMs = this.pool.startupTimeoutMs;
-    await this.pool.readTypes(client);
     this.#client = client;
     return client;
   }
@@ -143,7 +186,10 @@ class Slot {
   async close(): Promise<void> {
     if (this.#idle) clearTimeout(this.#idle);
     this.#idle = null;
-    const client = this.#client ?? this.#pending;
+    // A connection still being opened is cut: pg's end() there settles nothing, and the caller
+    // waiting for it would wait forever.
+    this.#pending?.connection.stream.destroy();
+    const client = this.#client;
     this.#client = null;
     if (client) await client.end().catch(() => {});
   }
@@ -177,15 +223,16 @@ class PostgresPool implements AdapterPool {
   }
 
   async check(): Promise<void> {
-    const client = new pg.Client(this.options);
-    client.on('error', () => {});
+    let client: pg.Client | null = null;
     try {
+      client = newClient(this.options);
+      client.on('error', () => {});
       await client.connect();
       await run(client, this.types, 'select 1', [], 0);
     } catch (err) {
       throw toAdapterError(err, this.secrets, 'connection');
     } finally {
-      await client.end().catch(() => {});
+      await client?.end().catch(() => {});
     }
   }
 
@@ -201,35 +248,40 @@ class PostgresPool implements AdapterPool {
     slot.notices = [];
     let timedOut = false;
     let reusable = true;
-    // Backstop for a server that does not answer at all: cut the connection.
+    // Backstop for a server that does not answer at all: cut the connection, and stop waiting
+    // whether or not the driver then settles what it was doing.
+    let stop!: (err: Error) => void;
+    const stopped = new Promise<never>((_, reject) => {
+      stop = reject;
+    });
+    stopped.catch(() => {});
     const cut = setTimeout(() => {
       timedOut = true;
       reusable = false;
       slot.cut();
+      stop(new Error('no answer from the server'));
     }, limitMs + CUT_GRACE_MS);
     try {
       let client: pg.Client;
       try {
-        client = await slot.client();
+        client = await Promise.race([slot.client(), stopped]);
       } catch (err) {
         reusable = false;
         if (timedOut) throw err;
         throw toAdapterError(err, this.secrets, 'connection');
       }
       if (slot.timeoutMs !== limitMs) {
-        await run(
-          client,
-          this.types,
-          "select set_config('statement_timeout', $1, false)",
-          [String(limitMs)],
-          0,
-        );
+        const set = "select set_config('statement_timeout', $1, false)";
+        await Promise.race([run(client, this.types, set, [String(limitMs)], 0), stopped]);
         slot.timeoutMs = limitMs;
       }
       // The adapter's job is to run the user's SQL: the text goes to the server as the statement
       // and every value only as a bind parameter, never into the text. A row limit of
       // maxRows + 1 tells a capped result from an exact one.
-      const answer: PgAnswer = await run(client, this.types, text, params, options.maxRows + 1);
+      const answer: PgAnswer = await Promise.race([
+        run(client, this.types, text, params, options.maxRows + 1),
+        stopped,
+      ]);
       const rows = new RowCollector(options.maxRows);
       for (const row of answer.rows) if (!rows.add(row)) break;
       // No command tag arrives for a statement stopped at the row limit.
@@ -253,8 +305,10 @@ class PostgresPool implements AdapterPool {
           err instanceof Error ? err.message : undefined,
           this.secrets,
         );
-      reusable &&= reusableAfter(kind);
-      throw toAdapterError(err, this.secrets, 'query');
+      // A connection the server ended (FATAL: terminated, shut down) or lost is not reused: its
+      // end may not have reached the driver yet, and the next statement would fail on it.
+      reusable &&= isStatementError(err) && reusableAfter(kind);
+      throw statementFailure(err, this.secrets);
     } finally {
       clearTimeout(cut);
       slot.notices = null;
@@ -270,12 +324,13 @@ class PostgresPool implements AdapterPool {
     try {
       const client = await slot.client();
       const answer = await run(client, this.types, SCHEMA_QUERY, [], 0);
-      slot.rest();
-      this.slots.release(slot);
       const names = answer.fields.map((f) => f.name);
-      return groupSchema(
+      const tables = groupSchema(
         answer.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])) as unknown as SchemaRow),
       );
+      slot.rest();
+      this.slots.release(slot);
+      return tables;
     } catch (err) {
       this.slots.discard(slot);
       throw toAdapterError(err, this.secrets, 'query');

@@ -361,6 +361,106 @@ describe('postgres execute', () => {
   });
 });
 
+describe('postgres connections that fail', () => {
+  it('a pool closed while its connection is being opened fails the statement at once', async () => {
+    // A server that accepts and never answers: the statement waits in the connect.
+    const hole = createServer(() => {});
+    await new Promise<void>((r) => hole.listen(0, '127.0.0.1', r));
+    const port = (hole.address() as { port: number }).port;
+    const pool = postgresAdapter.connect(config({}, { dial: { host: '127.0.0.1', port } }));
+    try {
+      const started = Date.now();
+      const pending = rejection(pool.execute('select 1', [], { maxRows: 1, timeoutSeconds: 30 }));
+      await new Promise((r) => setTimeout(r, 200));
+      await pool.close();
+      await pending;
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      hole.close();
+    }
+  });
+
+  it('a statement whose connection the server ends fails as a connection error; the next one runs', async () => {
+    const pool = postgresAdapter.connect(config());
+    const killer = postgresAdapter.connect(config());
+    try {
+      await pool.execute('select 1', [], OPTS);
+      const sleeping = rejection(pool.execute('select pg_sleep(5) as cs_kill_me', [], OPTS));
+      await new Promise((r) => setTimeout(r, 300));
+      const killed = await killer.execute(
+        "select pg_terminate_backend(pid) from pg_stat_activity where query like '%cs_kill_me%' and pid <> pg_backend_pid()",
+        [],
+        OPTS,
+      );
+      expect(killed.rows).toEqual([[true]]);
+      const err = await sleeping;
+      expect(err).toMatchObject({ kind: 'connection', code: '57P01' });
+      // At once, on the same pool: no statement inherits the ended connection.
+      expect((await pool.execute('select 2', [], OPTS)).rows).toEqual([[2]]);
+    } finally {
+      await pool.close();
+      await killer.close();
+    }
+  });
+
+  it('a connection lost without a word from the server is a connection error', async () => {
+    const proxy = await countingProxy(pg().host, pg().port);
+    const pool = postgresAdapter.connect(config({}, { dial: { host: '127.0.0.1', port: proxy.port } }));
+    try {
+      await pool.execute('select 1', [], OPTS);
+      const sleeping = rejection(pool.execute('select pg_sleep(5)', [], OPTS));
+      await new Promise((r) => setTimeout(r, 200));
+      proxy.close();
+      expect(await sleeping).toMatchObject({ kind: 'connection', code: 'CONNECTION_CLOSED' });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('takes no session options from the environment ($PGOPTIONS)', async () => {
+    const before = process.env.PGOPTIONS;
+    process.env.PGOPTIONS = '-c search_path=cs_from_the_environment';
+    const pool = postgresAdapter.connect(config());
+    try {
+      const r = await pool.execute('show search_path', [], OPTS);
+      expect(r.rows).toEqual([['"$user", public']]);
+    } finally {
+      if (before === undefined) delete process.env.PGOPTIONS;
+      else process.env.PGOPTIONS = before;
+      await pool.close();
+    }
+  });
+
+  it('a parameter that cannot be sent fails its statement only; the connection goes on', async () => {
+    const pool = postgresAdapter.connect(config());
+    try {
+      await pool.execute('select 1', [], OPTS);
+      const err = await rejection(pool.execute('select $1::timestamptz', [new Date(Number.NaN)], OPTS));
+      expect(err.kind).toBe('query');
+      const started = Date.now();
+      expect((await pool.execute('select 3', [], OPTS)).rows).toEqual([[3]]);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('COPY FROM STDIN is refused with the reason, and the pool goes on', async () => {
+    const pool = postgresAdapter.connect(config());
+    try {
+      await pool.execute('create table if not exists adapter_pg_copy (x int)', [], OPTS);
+      const err = await rejection(pool.execute('copy adapter_pg_copy from stdin', [], OPTS));
+      expect(err.message).toMatch(/COPY FROM STDIN is not supported here/);
+      const started = Date.now();
+      expect((await pool.execute('select 4', [], OPTS)).rows).toEqual([[4]]);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await pool.execute('drop table if exists adapter_pg_copy', [], OPTS).catch(() => {});
+      await pool.close();
+    }
+  });
+});
+
 describe('postgres pools through the registry', () => {
   it('gives a new pool after a version change and closes the old one', async () => {
     const registry = createPoolRegistry();
