@@ -83,9 +83,15 @@ function newClient(options: pg.ClientConfig): pg.Client {
   return client;
 }
 
-/** A server error that leaves the session usable (not FATAL or PANIC, which end it). */
+/**
+ * A server error that leaves the session usable: not FATAL or PANIC, which end it. The severity
+ * pg exposes is the localized one (protocol field S), so the SQLSTATE classes that end a session
+ * count too: 57P (operator intervention: terminated, shutting down) and 08 (connection exception).
+ */
 function isStatementError(err: unknown): boolean {
-  return err instanceof pg.DatabaseError && err.severity !== 'FATAL' && err.severity !== 'PANIC';
+  if (!(err instanceof pg.DatabaseError)) return false;
+  if (err.severity === 'FATAL' || err.severity === 'PANIC') return false;
+  return !/^(57P|08)/.test(err.code ?? '');
 }
 
 /**
