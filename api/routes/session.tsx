@@ -6,7 +6,7 @@ import type { Deps } from '../../core/deps.ts';
 import { authenticateSession } from '../../identity/authenticate.ts';
 import { endSession, signInWithPassword } from '../../identity/manage.ts';
 import { ssoChoices } from '../../identity/sso.ts';
-import { buckets, forgive, recordFailure, retryAfter } from '../../identity/throttle.ts';
+import { accountKey, buckets, forgive, recordFailure, retryAfter } from '../../identity/throttle.ts';
 import type { AppEnv } from '../env.ts';
 import { csrfMatches, sessionCookieName } from '../middleware/auth.ts';
 import { clientAddress } from '../middleware/client-address.ts';
@@ -35,18 +35,22 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
     if (!fromOwnOrigin(c, baseUrl))
       return c.html(<LoginPage next="/" error="This sign-in form did not come from Countersign." />, 403);
     const form = await c.req.parseBody();
-    const email = typeof form.email === 'string' ? form.email : '';
+    // A NUL cannot reach PostgreSQL text; such an address names no account.
+    const email = typeof form.email === 'string' ? form.email.replaceAll('\0', '').trim() : '';
     const password = typeof form.password === 'string' ? form.password : '';
     const next = safeNext(typeof form.next === 'string' ? form.next : undefined, baseUrl);
+    const key = await accountKey(deps.sql, email);
+    const address = clientAddress(c, trustedProxies);
     const limited = [
-      buckets.account(rateLimits, email),
-      buckets.address(rateLimits, clientAddress(c, trustedProxies)),
+      buckets.accountAtAddress(rateLimits, key, address),
+      buckets.account(rateLimits, key),
+      buckets.address(rateLimits, address),
     ];
     const wait = await retryAfter(deps.sql, rateLimits, limited);
     if (wait !== null) {
       c.header('retry-after', String(wait));
       return c.html(
-        <LoginPage next={next} error={`Too many failed sign-ins. Try again in ${minutes(wait)}.`} />,
+        <LoginPage next={next} error={`Too many failed sign-ins. Try again in ${duration(wait)}.`} />,
         429,
       );
     }
@@ -55,7 +59,7 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
       await recordFailure(deps.sql, rateLimits, limited);
       return c.html(<LoginPage next={next} error="Wrong email or password." />, 401);
     }
-    await forgive(deps.sql, limited[0]!);
+    await forgive(deps.sql, limited.slice(0, 2));
     await endPresentedSession(c, deps);
     setSessionCookie(c, deps.config, session.cookie);
     // 303: the browser follows with GET, so a reload never re-posts the password.
@@ -107,7 +111,8 @@ export function setSessionCookie(c: Context<AppEnv>, config: Pick<Config, 'baseU
   });
 }
 
-function minutes(seconds: number): string {
+function duration(seconds: number): string {
+  if (seconds < 60) return seconds === 1 ? 'a second' : `${seconds} seconds`;
   const m = Math.ceil(seconds / 60);
   return m === 1 ? 'a minute' : `${m} minutes`;
 }
