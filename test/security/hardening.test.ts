@@ -171,3 +171,41 @@ describe('an address is unique per organization', () => {
     expect(me.organization_id).toBe(elsewhere.id);
   });
 });
+
+describe('messages on pages come from the service, not from a link', () => {
+  it('a crafted ?notice= or ?error= puts no text on an admin page', async () => {
+    const admin = await signIn(svc, svc.admin.email, svc.admin.password);
+    const bait = 'Your account is locked. Call +1 555 0100 and read out your password.';
+    for (const page of ['/people', '/settings', '/organization', '/databases', '/reviews', '/workflows']) {
+      for (const kind of ['notice', 'error']) {
+        const url = `${page}?${kind}=${encodeURIComponent(bait)}&${kind}_sig=forged`;
+        const res = await svc.fetch(url, { headers: { cookie: admin.cookie }, redirect: 'manual' });
+        expect(res.status, url).toBe(302);
+        expect(res.headers.get('location'), url).toBe(page);
+        const shown = await svc.fetch(res.headers.get('location')!, { headers: { cookie: admin.cookie } });
+        expect(shown.status).toBe(200);
+        expect(await shown.text()).not.toContain('Call +1 555');
+      }
+    }
+  });
+
+  it("the service's own message after an action still shows, for that session only", async () => {
+    const admin = await signIn(svc, svc.admin.email, svc.admin.password);
+    const res = await svc.fetch('/settings/sessions/end-others', {
+      method: 'POST',
+      headers: { cookie: admin.cookie },
+      body: new URLSearchParams({ _csrf: admin.csrf }),
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(303);
+    const location = res.headers.get('location')!;
+    const page = await svc.fetch(location, { headers: { cookie: admin.cookie } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('other session(s) ended.');
+    // The same link opened in another session is not believed.
+    const other = await signIn(svc, person.email, person.password);
+    const elsewhere = await svc.fetch(location, { headers: { cookie: other.cookie }, redirect: 'manual' });
+    expect(elsewhere.status).toBe(302);
+    expect(elsewhere.headers.get('location')).toBe('/settings');
+  });
+});
