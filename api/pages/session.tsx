@@ -60,9 +60,8 @@ export function pageSession(sql: Sql): MiddlewareHandler<PageEnv> {
     }
     const unsigned = flashGuard(c);
     if (unsigned) return unsigned;
-    // Pages carry a CSRF token and personal data: never cached, never framed.
+    // Pages carry a CSRF token and personal data: never cached (never framed: api/middleware/csp.ts).
     c.header('cache-control', 'no-store');
-    c.header('content-security-policy', "frame-ancestors 'none'");
     await next();
   };
 }

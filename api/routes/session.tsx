@@ -10,6 +10,7 @@ import { accountKey, buckets, forgive, recordFailure, retryAfter } from '../../i
 import type { AppEnv } from '../env.ts';
 import { csrfMatches, sessionCookieName } from '../middleware/auth.ts';
 import { clientAddress } from '../middleware/client-address.ts';
+import { contentSecurityPolicy, formActionSource } from '../middleware/csp.ts';
 import { fromOwnOrigin } from '../middleware/same-origin.ts';
 import { Layout } from '../pages/layout.tsx';
 
@@ -18,17 +19,19 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
   const app = new Hono<AppEnv>();
   const { baseUrl, rateLimits, trustedProxies } = deps.config;
 
-  app.get('/login', async (c) =>
-    c.html(
+  app.get('/login', async (c) => {
+    const next = safeNext(c.req.query('next'), baseUrl);
+    loginPolicy(c, next, baseUrl);
+    return c.html(
       <LoginPage
-        next={safeNext(c.req.query('next'), baseUrl)}
+        next={next}
         sso={await ssoChoices(deps.sql)}
         {...(c.req.query('notice') === 'password-set'
           ? { notice: 'Your password is set. Sign in with it.' }
           : {})}
       />,
-    ),
-  );
+    );
+  });
 
   app.post('/login', async (c) => {
     // Login CSRF: a form on another site must not sign the visitor into the attacker's account.
@@ -57,6 +60,7 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
     const session = await signInWithPassword(deps.sql, email, password, c.req.header('user-agent') ?? '');
     if (!session) {
       await recordFailure(deps.sql, rateLimits, limited);
+      loginPolicy(c, next, baseUrl);
       return c.html(<LoginPage next={next} error="Wrong email or password." />, 401);
     }
     await forgive(deps.sql, limited.slice(0, 2));
@@ -109,6 +113,19 @@ export function setSessionCookie(c: Context<AppEnv>, config: Pick<Config, 'baseU
     path: '/',
     maxAge: 12 * 3600,
   });
+}
+
+/**
+ * Signing in on the way to an OAuth authorization may end, redirect after redirect, at the
+ * client's redirect URI (consent already given), and browsers hold every redirect after a form
+ * submission to its form-action. The URI is only allowed as a destination here; whether the
+ * service redirects there at all is decided by /oauth/authorize against the registration.
+ */
+function loginPolicy(c: Context<AppEnv>, next: string, baseUrl: string): void {
+  const url = new URL(next, baseUrl);
+  if (url.pathname !== '/oauth/authorize') return;
+  const source = formActionSource(url.searchParams.get('redirect_uri') ?? '');
+  if (source) c.header('content-security-policy', contentSecurityPolicy([source]));
 }
 
 function duration(seconds: number): string {
