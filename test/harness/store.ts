@@ -32,9 +32,12 @@ export async function createTestStore(pg?: SqlServer, options: { ctype?: string 
   try {
     // A character-type locale other than the cluster's C: what lower() folds follows it, as on
     // a server installed with a UTF-8 locale.
-    if (options.ctype)
-      await sql`create database ${sql(name)} template template0 encoding 'UTF8' lc_collate 'C' lc_ctype ${sql(options.ctype)}`;
-    else await sql`create database ${sql(name)}`;
+    if (options.ctype) {
+      if (!/^[\w.@-]+$/.test(options.ctype)) throw new Error(`bad locale name ${options.ctype}`);
+      await sql.unsafe(
+        `create database "${name}" template template0 encoding 'UTF8' lc_collate 'C' lc_ctype '${options.ctype}'`,
+      );
+    } else await sql`create database ${sql(name)}`;
   } finally {
     await sql.end({ timeout: 5 });
   }
