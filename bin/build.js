@@ -8,7 +8,7 @@
 //   workflow-bundle.js                   workflows/index.ts bundled by Temporal's bundleWorkflowCode;
 //                                        the compiled worker loads it (workflowBundle.codePath)
 //   migrations/*.sql                     the store migrations, read beside the compiled code
-//   assets/*.js                          the pages' browser scripts (api/pages/assets), likewise
+//   assets/*.js, assets/*.css            the pages' scripts and stylesheets (api/pages/assets), likewise
 //   embedded-store-thread.mjs            dev mode's PGlite thread, started by URL beside the code
 //   build.json                           every source file both bundles were made from, with its
 //                                        size, mtime and SHA-256, so bin/countersign.js can tell a
@@ -86,7 +86,7 @@ try {
 
   // Browser scripts the pages serve (api/pages/assets), read beside the compiled code.
   await mkdir(join(temp, 'assets'));
-  const assets = (await readdir(join(ROOT, 'api/pages/assets'))).filter((f) => f.endsWith('.js'));
+  const assets = (await readdir(join(ROOT, 'api/pages/assets'))).filter((f) => /\.(js|css)$/.test(f));
   for (const f of assets) await copyFile(join(ROOT, 'api/pages/assets', f), join(temp, 'assets', f));
 
   // Files the code starts by URL beside itself (new URL('./…', import.meta.url)): a worker thread.

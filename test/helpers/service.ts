@@ -44,12 +44,14 @@ export interface TestServiceOptions {
   /** Connect to the harness Temporal server (default false). */
   temporal?: boolean;
   env?: Record<string, string>;
+  /** LC_CTYPE of the service's store database (default: the harness cluster's C). */
+  storeCtype?: string;
   /** Heartbeat interval of the agent hub (default 15 s; agent tests shorten it). */
   agentHeartbeatMs?: number;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const store = await createTestStore();
+  const store = await createTestStore(undefined, options.storeCtype ? { ctype: options.storeCtype } : {});
   const apiKey = mintSecret('cskey', newId('key')).secret;
   const admin = { email: 'root@example.test', password: 'correct horse battery staple' };
   const temporal = servers().temporal;
