@@ -1,4 +1,5 @@
 import type { Tx } from './db.ts';
+import type { WorkflowRunRow } from './workflow-runs.ts';
 
 /**
  * The organization a Temporal workflow id belongs to: a run (`run_…`, the run's id) or a cron
@@ -17,4 +18,12 @@ export async function orgOfTemporalWorkflow(sql: Tx, temporalWorkflowId: string)
     return row?.org_id ?? null;
   }
   return null;
+}
+
+/** A run of the organization by its id alone (the Temporal workflow id names no definition). */
+export async function findOrgRun(sql: Tx, orgId: string, runId: string): Promise<WorkflowRunRow | null> {
+  const [row] = await sql<
+    WorkflowRunRow[]
+  >`select * from workflow_runs where id = ${runId} and org_id = ${orgId}`;
+  return row ?? null;
 }
