@@ -30,7 +30,7 @@ export const KEY_ID = 'encryption-key-id';
 export const ORG = 'countersign-org';
 export const WORKFLOW = 'countersign-workflow';
 /** HKDF info label: the payload key is never the key that seals secrets at rest. */
-const INFO = 'countersign temporal payload codec v1';
+export const PAYLOAD_KEY_INFO = 'countersign temporal payload codec v1';
 
 /**
  * The failure converter with message and stack trace moved into an encoded payload (so the codec
@@ -79,7 +79,7 @@ export class EncryptionCodec implements PayloadCodec {
     keyring: Keyring,
     private readonly orgOf: OrgOf,
   ) {
-    const ring = keyring.hkdfKeys(INFO);
+    const ring = keyring.hkdfKeys(PAYLOAD_KEY_INFO);
     this.keys = ring.keys;
     this.currentId = ring.currentId;
   }
@@ -150,7 +150,7 @@ export class EncryptionCodec implements PayloadCodec {
 }
 
 function aad(o: PayloadOwner): Buffer {
-  return Buffer.from(`${INFO}\0${o.keyId}\0${o.orgId}\0${o.workflowId}`, 'utf8');
+  return Buffer.from(`${PAYLOAD_KEY_INFO}\0${o.keyId}\0${o.orgId}\0${o.workflowId}`, 'utf8');
 }
 
 /** u32 length of the JSON metadata (base64 values), the metadata, then the data. */
