@@ -10,6 +10,8 @@ export interface KeyUsage {
   openRuns: number;
   /** Open runs with at least one payload sealed by a key other than the current one. */
   runsOnOldKeys: number;
+  /** Their Temporal workflow ids. */
+  oldKeyRunIds: string[];
   /** Open runs with at least one payload written before encryption. */
   runsWithPlaintext: number;
   /** Payloads per key id across the open runs' histories (`plaintext` for unencrypted ones). */
@@ -25,6 +27,7 @@ export async function payloadKeyUsage(client: Client, keyring: Keyring): Promise
     currentKeyId: currentId,
     openRuns: 0,
     runsOnOldKeys: 0,
+    oldKeyRunIds: [],
     runsWithPlaintext: 0,
     payloadsByKey: {},
     unknownKeyIds: [],
@@ -35,7 +38,10 @@ export async function payloadKeyUsage(client: Client, keyring: Keyring): Promise
     const ids: string[] = [];
     collectKeyIds(history, ids);
     for (const id of ids) usage.payloadsByKey[id] = (usage.payloadsByKey[id] ?? 0) + 1;
-    if (ids.some((id) => id !== currentId && id !== 'plaintext')) usage.runsOnOldKeys++;
+    if (ids.some((id) => id !== currentId && id !== 'plaintext')) {
+      usage.runsOnOldKeys++;
+      usage.oldKeyRunIds.push(wf.workflowId);
+    }
     if (ids.includes('plaintext')) usage.runsWithPlaintext++;
   }
   usage.unknownKeyIds = Object.keys(usage.payloadsByKey).filter((id) => id !== 'plaintext' && !keys.has(id));
