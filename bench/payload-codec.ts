@@ -3,7 +3,7 @@
 // encrypting data converter against the same workflow on a worker and client without it, interleaved
 // (target: ratio of p50s at most 1.1); and the codec endpoint's decode of a run history holding a
 // 100-row query result, for an admin, with its redaction checks and audit entry (target < 5 ms p50).
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as v from 'valibot';
 import { createActivities } from '../activities/index.ts';
