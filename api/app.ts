@@ -29,6 +29,7 @@ import { queryRequestRoutes } from './routes/query-requests.ts';
 import { sessionRoutes } from './routes/session.tsx';
 import { setPasswordRoutes } from './routes/set-password.tsx';
 import { ssoRoutes } from './routes/sso.tsx';
+import { temporalCodecRoutes } from './routes/temporal-codec.ts';
 import { tokenRoutes } from './routes/tokens.ts';
 import { trackerWebhookRoutes } from './routes/tracker-webhook.ts';
 import { userRoutes } from './routes/users.ts';
@@ -73,6 +74,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/api/v1/workflows', workflowRoutes(deps));
   app.route('/api/v1/integrations/tracker', trackerWebhookRoutes(deps));
   app.route('/', jwksRoutes(deps));
+  app.route('/temporal/codec', temporalCodecRoutes(deps));
   app.route('/v1/dashboards', dashboardRoutes(deps));
   app.route('/', pageRoutes(deps));
   mountOpenApi(app, deps.config);

@@ -76,7 +76,12 @@ try {
     }),
     // Only to learn which sources Temporal's bundle is made of (writes nothing).
     build({ ...common, entryPoints: ['workflows/index.ts'], write: false, outdir: temp }),
-    bundleWorkflowCode({ workflowsPath: join(ROOT, 'workflows/index.ts'), logger: quiet }),
+    bundleWorkflowCode({
+      workflowsPath: join(ROOT, 'workflows/index.ts'),
+      // The failure converter the worker names (core/payload-codec.ts), copied beside the code below.
+      failureConverterPath: join(ROOT, 'core/failure-converter.cjs'),
+      logger: quiet,
+    }),
   ]);
   await writeFile(join(temp, 'workflow-bundle.js'), workflows.code);
 
@@ -89,8 +94,9 @@ try {
   const assets = (await readdir(join(ROOT, 'api/pages/assets'))).filter((f) => /\.(js|css)$/.test(f));
   for (const f of assets) await copyFile(join(ROOT, 'api/pages/assets', f), join(temp, 'assets', f));
 
-  // Files the code starts by URL beside itself (new URL('./…', import.meta.url)): a worker thread.
-  const besides = ['cli/embedded-store-thread.mjs'];
+  // Files the code starts or loads by URL beside itself (new URL('./…', import.meta.url)): a worker
+  // thread, the Temporal failure converter.
+  const besides = ['cli/embedded-store-thread.mjs', 'core/failure-converter.cjs'];
   for (const f of besides) await copyFile(join(ROOT, f), join(temp, f.split('/').at(-1)));
 
   const sources = new Set(
