@@ -62,6 +62,11 @@ export interface ExecuteOptions {
   maxRows: number;
   /** Statement timeout in seconds. */
   timeoutSeconds: number;
+  /**
+   * Run the statement so that it cannot change anything: in a read-only transaction or session
+   * where the engine has one (adapters/README.md, "Read-only statements").
+   */
+  readOnly?: boolean;
 }
 
 export interface SchemaColumn {

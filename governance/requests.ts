@@ -264,7 +264,7 @@ export async function reviewRequest(
 export async function runRequest(
   deps: GovernanceDeps,
   orgId: string,
-  caller: { actor: QueryActor; origin: QueryOrigin },
+  caller: { actor: QueryActor; origin: QueryOrigin; readOnly?: boolean },
   id: string,
   bypass: BypassRequest | null,
 ): Promise<{ view: RequestView; outcome: GovernedOutcome }> {
