@@ -64,7 +64,7 @@ export interface ExecuteOptions {
   timeoutSeconds: number;
   /**
    * Run the statement so that it cannot change anything: in a read-only transaction or session
-   * where the engine has one (adapters/README.md, "Read-only statements").
+   * where the engine has one; SQL Server, which has none, rolls it back (see each adapter).
    */
   readOnly?: boolean;
 }

@@ -78,7 +78,7 @@ export async function runPanel(deps: GovernanceDeps, v: Viewer, run: PanelRun): 
     statement: rendered.text,
     params: rendered.params,
     maxRows: PANEL_MAX_ROWS,
-    // Whoever opens the dashboard runs the panel: it may only read (governance/README.md).
+    // Whoever opens the dashboard runs the panel: it may only read (GovernedQuery.readOnly).
     readOnly: true,
   };
   // The review rule is looked up first only to avoid opening a request on a mere page view; an

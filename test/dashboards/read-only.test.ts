@@ -1,4 +1,4 @@
-// Dashboard panels only read (governance/README.md, "Read-only queries"): whoever opens a dashboard
+// Dashboard panels only read (GovernedQuery.readOnly): whoever opens a dashboard
 // runs its panels with their own access, so a panel that writes would write as every viewer. A
 // write is refused at save (422 naming the field) and, should one be stored anyway (a row from
 // before this rule), refused again at view time; a read that writes through a function runs in
