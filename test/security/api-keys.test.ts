@@ -139,8 +139,8 @@ describe('an owned key is its owner, never more', () => {
     expect(policy.status).toBe(201);
     expect(await ssnSeenBy({ token: admin.token })).not.toBe('SSN-000011');
     const key = await newKey({ token: admin.token });
-    expect(key.owner).toMatchObject({ kind: 'person', user_id: admin.id, role: 'admin' });
     expect(await ssnSeenBy({ key: key.key })).not.toBe('SSN-000011');
+    expect(key.owner).toMatchObject({ kind: 'person', user_id: admin.id, role: 'admin' });
     const me = (await (await call('GET', '/api/v1/me', { key: key.key })).json()) as Record<string, unknown>;
     expect(me).toMatchObject({ user_id: admin.id, role: 'admin', via: 'api_key', api_key_id: key.id });
   });
