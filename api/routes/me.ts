@@ -13,9 +13,10 @@ export function meRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     doc('Identity', 'Who the credentials belong to', { auth: ['apiKey', 'bearer', 'session'] }),
     (c) => {
       const p = c.get('principal');
-      // An API key is its owner (or the person it acts for): it answers as them, naming the key.
+      // An API key is its owner (or the person it acts for): it answers with their identity.
       return c.json({
-        kind: 'user',
+        // A key's own answer keeps its kind; the fields beside it say whose identity it carries.
+        kind: p.via === 'api_key' && !p.actedBy ? 'api_key' : 'user',
         organization_id: p.orgId,
         user_id: p.userId,
         email: p.email,

@@ -142,7 +142,13 @@ describe('an owned key is its owner, never more', () => {
     expect(await ssnSeenBy({ key: key.key })).not.toBe('SSN-000011');
     expect(key.owner).toMatchObject({ kind: 'person', user_id: admin.id, role: 'admin' });
     const me = (await (await call('GET', '/api/v1/me', { key: key.key })).json()) as Record<string, unknown>;
-    expect(me).toMatchObject({ user_id: admin.id, role: 'admin', via: 'api_key', api_key_id: key.id });
+    expect(me).toMatchObject({
+      kind: 'api_key',
+      user_id: admin.id,
+      role: 'admin',
+      via: 'api_key',
+      api_key_id: key.id,
+    });
   });
 
   it('follows its owner: disabled, the key is refused (401) and stays so when the owner is enabled again', async () => {
@@ -326,6 +332,7 @@ describe('x-act-as-user', () => {
     });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({
+      kind: 'user',
       user_id: member.id,
       role: 'member',
       acted_by: { api_key_id: key.id, owner_user_id: admin.id },
