@@ -145,7 +145,8 @@ describe('approvals (issue 16)', () => {
     const path = `/runs/${created.body.id}/${runId}`;
     // The super admin is not among the approvers (role member only): context, but no form.
     const adminView = await page(path);
-    expect(adminView).toContain('an organization API key');
+    // Started with the super admin's key: theirs, the key named beside them.
+    expect(adminView).toContain('root@example.test (with an API key)');
     expect(adminView).toContain(`update ${TABLE} set state = &#39;closed&#39; where id = 2`);
     expect(adminView).toContain('you are not among the approvers of step ok');
     expect(adminView).not.toContain('name="decision" value="approve"');
