@@ -68,6 +68,21 @@ export async function redactRun(
   return { state: { ...state, steps: out, error: hideError(state.error) }, error: hideError(error) };
 }
 
+/**
+ * The verdict on one query output (rows and their protection record) for `reader`, as redactRun
+ * judges each step: null when they may see its values, else why not. For outputs seen outside
+ * a run view (Temporal payloads decoded by the codec endpoint).
+ */
+export async function outputVerdict(
+  deps: Pick<Deps, 'sql'>,
+  reader: Reader,
+  output: object,
+): Promise<Verdict> {
+  if (reader.kind !== 'user') return null;
+  const rec = protectionOf(output);
+  return rec ? judge(deps, reader, rec) : 'it was computed before outputs recorded their policy';
+}
+
 async function judge(deps: Pick<Deps, 'sql'>, reader: Reader & { kind: 'user' }, rec: OutputProtection) {
   const actor = { kind: 'user' as const, userId: reader.userId, role: reader.role };
   const db = await findDatabase(deps.sql, reader.orgId, rec.database_id);
@@ -83,11 +98,11 @@ async function judge(deps: Pick<Deps, 'sql'>, reader: Reader & { kind: 'user' },
     : `it ran under data-protection policy ${rec.policy_id} and policy ${mine.id} applies to you on ${db.name}`;
 }
 
-function note(why: string): string {
+export function note(why: string): string {
   return `values hidden because ${why}`;
 }
 
-function isRows(o: unknown): o is { rows: unknown[][]; messages?: unknown } {
+export function isRows(o: unknown): o is { rows: unknown[][]; messages?: unknown } {
   return typeof o === 'object' && o !== null && Array.isArray((o as { rows?: unknown }).rows);
 }
 
@@ -101,7 +116,7 @@ function protectionOf(o: object): OutputProtection | null {
 }
 
 /** The same shape (columns, row count) with every value null; server messages may quote values. */
-function hideRows(o: { rows: unknown[][] }, why: string) {
+export function hideRows(o: { rows: unknown[][] }, why: string) {
   return {
     ...o,
     rows: o.rows.map((r) => (Array.isArray(r) ? r.map(() => null) : [])),

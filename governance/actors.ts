@@ -41,7 +41,9 @@ export async function requestIdentity(
   if (!key.actAsAllowed)
     throw forbidden('this API key may not act for a user: a super admin must mark it (act_as_allowed)');
   const value = actAs.trim();
-  const user = value.startsWith('usr_') ? await findUserById(sql, value) : await findUserByEmail(sql, value);
+  const user = value.startsWith('usr_')
+    ? await findUserById(sql, value)
+    : await findUserByEmail(sql, p.orgId, value);
   if (!user || user.org_id !== p.orgId || user.disabled_at || user.deleted_at || user.service_account)
     throw validationFailed([
       { path: 'x-act-as-user', message: 'names no active person of this organization' },

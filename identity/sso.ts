@@ -213,10 +213,10 @@ async function userFor(deps: SsoDeps, cfg: SsoConfigRow, claims: Record<string, 
   if (!email || claims.email_verified !== true) {
     throw new SsoError('Your identity provider did not confirm your email address.', 'no verified email');
   }
-  const user = await findUserByEmail(deps.sql, email);
+  // Only this organization's people: an address is unique per organization, and an account of
+  // another organization with the same address is another person's account to this provider.
+  const user = await findUserByEmail(deps.sql, cfg.org_id, email);
   if (user) {
-    if (user.org_id !== cfg.org_id)
-      throw new SsoError('This account belongs to another organization.', 'email in another org');
     if (user.disabled_at !== null) throw new SsoError('This account is disabled.', 'user disabled');
     return user.id;
   }
