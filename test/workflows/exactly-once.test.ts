@@ -185,7 +185,7 @@ describe('a statement longer than 30 + 10 s under its credential timeout of 120 
       name: 'Long insert',
       steps: [
         {
-          name: 'slow insert',
+          name: 'slow_insert',
           action: {
             __type__: 'query',
             credential_id: creds.pgSlow,
@@ -195,7 +195,7 @@ describe('a statement longer than 30 + 10 s under its credential timeout of 120 
         },
       ],
     });
-    expect(created.status).toBe(201);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
     await startWorkerProcess(env, children);
     const runId = await runWorkflow(env, created.body.id);
     const run = await env.waitRun(created.body.id, runId, undefined, 150_000);
