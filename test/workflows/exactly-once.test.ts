@@ -5,6 +5,7 @@
 // than the old 30 + 10 s activity timeout under its credential's timeout is not started again.
 // Workers are separate processes (worker-child.ts); the proof is the target tables' rows.
 import type { ChildProcess } from 'node:child_process';
+import proto from '@temporalio/proto';
 import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { servers } from '../harness/servers.ts';
 import { runWorkflow, startWorkflowEnv, type WorkflowEnv, type WorkflowView } from './setup.ts';
 import { killWorker, startWorkerProcess } from './worker-child.ts';
 
+const { EventType } = proto.temporal.api.enums.v1;
 const RUNS = 20;
 const SUFFIX = newId('db').slice(-8).toLowerCase();
 const PG_TABLE = `once_pg_${SUFFIX}`;
@@ -205,4 +207,42 @@ describe('a statement longer than 30 + 10 s under its credential timeout of 120 
     expect(rows[0]!.n).toBe(1);
     for (const child of children.splice(0)) await killWorker(child);
   }, 180_000);
+});
+
+describe('where and how long a query step runs', () => {
+  it('follows the timeout it runs under, heartbeats, and runs writes only as regular activities', async () => {
+    const query = (name: string, credentialId: string, sql: string, timeout: number | null) => ({
+      name,
+      action: { __type__: 'query', credential_id: credentialId, query: sql, timeout_seconds: timeout },
+    });
+    const created = await env.api<WorkflowView>('POST', '/api/v1/workflows', {
+      name: 'Placement',
+      steps: [
+        query('write', env.db.credentialId, `insert into ${PG_TABLE} (note) values ('placed-${SUFFIX}')`, 2),
+        query('under_credential', creds.pgSlow, 'select 1 as one', null),
+        query('short_read', env.db.credentialId, 'select 2 as two', 3),
+      ],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await startWorkerProcess(env, children);
+    const runId = await runWorkflow(env, created.body.id);
+    const run = await env.waitRun(created.body.id, runId, undefined, 60_000);
+    expect(run.status, run.error ?? '').toBe('succeeded');
+    const history = await env.svc.deps.temporal!.client.workflow.getHandle(runId).fetchHistory();
+    const scheduled = (history.events ?? [])
+      .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+      .map((e) => e.activityTaskScheduledEventAttributes!)
+      .filter((a) => a.activityType?.name === 'runQueryStep')
+      .map((a) => ({
+        startToClose: Number(a.startToCloseTimeout?.seconds ?? 0),
+        heartbeat: Number(a.heartbeatTimeout?.seconds ?? 0),
+      }));
+    // The write despite its short timeout, and the read under the credential's 120 s; the short
+    // read ran locally. Each attempt may take the statement's timeout plus room, and heartbeats.
+    expect(scheduled).toEqual([
+      { startToClose: 2 + 15, heartbeat: 5 },
+      { startToClose: 120 + 15, heartbeat: 5 },
+    ]);
+    for (const child of children.splice(0)) await killWorker(child);
+  }, 90_000);
 });
