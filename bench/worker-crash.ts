@@ -1,0 +1,141 @@
+// Recovery from a worker killed mid-step: a query step's statement is running when its worker is
+// SIGKILLed; a standby worker (started and polling before the kill) takes the step over. The
+// figure is the time from the kill to the run's end: the dead worker noticed through the
+// step's missing heartbeats, the retry's backoff, the statement run again (after the earlier
+// prepared transaction was found absent), and the workflow task moved off the dead worker's
+// sticky queue. Target ≤ 10 s (issue 27); before heartbeats it was the step's whole timeout.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import * as v from 'valibot';
+import { createWorkflow } from '../automation/definitions.ts';
+import { startRun } from '../automation/runs.ts';
+import { buildDeps } from '../cli/boot.ts';
+import { loadConfig } from '../config/env.ts';
+import { CreateDatabase } from '../registry/database-input.ts';
+import { createDatabase } from '../registry/databases.ts';
+import { generateKey } from '../store/crypto.ts';
+import { newId } from '../store/ids.ts';
+import { insertOrganization } from '../store/users.ts';
+import { startServers } from '../test/harness/start.ts';
+import { createTestStore } from '../test/harness/store.ts';
+import { type Bench, percentile } from './report.ts';
+
+const SAMPLES = 5;
+const TARGET_S = 10;
+const WORKER = fileURLToPath(new URL('../test/workflows/worker-process.ts', import.meta.url));
+
+const bench: Bench = {
+  name: 'worker-crash',
+  async run() {
+    const started = await startServers({ log: () => {} });
+    const { postgres: pg, temporal: t } = started.servers;
+    const store = await createTestStore(pg);
+    const taskQueue = `bench-crash-${newId('run').slice(-10).toLowerCase()}`;
+    const env = {
+      DATABASE_URL: store.url,
+      COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
+      TEMPORAL_ADDRESS: t.address,
+      TEMPORAL_NAMESPACE: t.namespace,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      LOG_LEVEL: 'silent',
+    };
+    const deps = await buildDeps(loadConfig(env), {
+      storeUrl: store.url,
+      storeMax: 5,
+      temporalAddress: t.address,
+      dev: false,
+    });
+    const target = postgres({ ...pg, username: pg.user, max: 1, onnotice: () => {} });
+    const table = `crash_${newId('db').slice(-8).toLowerCase()}`;
+    const workers: ChildProcess[] = [];
+    const startWorker = () =>
+      new Promise<ChildProcess>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+          env: { ...process.env, ...env, LOG_LEVEL: 'error' },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        workers.push(child);
+        child.stdout!.on('data', (c: Buffer) => c.toString().includes('ready') && resolve(child));
+        child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+      });
+    try {
+      await target.unsafe(`create table ${table} (id serial primary key)`);
+      const org = await insertOrganization(deps.sql, { id: newId('org'), name: 'bench' });
+      const { credentials } = await createDatabase(
+        deps,
+        org.id,
+        v.parse(CreateDatabase, {
+          name: 'bench',
+          adapter: 'postgres',
+          hostname: pg.host,
+          port: pg.port,
+          database: pg.database,
+          credentials: [
+            { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
+          ],
+        }),
+      );
+      const wf = await createWorkflow(deps, org.id, {
+        name: 'bench crash',
+        group: null,
+        cron_schedule: null,
+        trigger_tracker_label: null,
+        inputs: [],
+        steps: [
+          {
+            name: 'write',
+            condition: null,
+            permissions: [],
+            action: {
+              __type__: 'query',
+              credential_id: credentials[0]!.id,
+              query: `insert into ${table} default values returning (select 1 from pg_sleep(1))`,
+              timeout_seconds: 30,
+            },
+          },
+        ],
+      });
+      const principal = { kind: 'api_key' as const, orgId: org.id, apiKeyId: 'key_bench' };
+      const inFlight = async () =>
+        (
+          await target.unsafe(
+            `select count(*)::int as n from pg_stat_activity where state = 'active' and query like 'insert into ${table}%'`,
+          )
+        )[0]!.n as number;
+      let current = await startWorker();
+      const times: number[] = [];
+      for (let i = 0; i < SAMPLES; i++) {
+        const runId = await startRun(deps, principal, wf.id, {});
+        while ((await inFlight()) === 0) await new Promise((r) => setTimeout(r, 20));
+        const standby = await startWorker();
+        const t0 = performance.now();
+        current.kill('SIGKILL');
+        await deps.temporal!.client.workflow.getHandle(runId).result();
+        times.push((performance.now() - t0) / 1000);
+        current = standby;
+      }
+      const rows = Number((await target.unsafe(`select count(*)::int as n from ${table}`))[0]!.n);
+      const p50 = percentile(times, 50);
+      return [
+        {
+          figure: 'worker SIGKILLed mid-statement: kill → run ended (standby worker polling)',
+          value: `${p50.toFixed(1)} s p50, ${Math.max(...times).toFixed(1)} s max (${SAMPLES} kills)`,
+          baseline: 'before: the step timeout (here 30 s) plus 10 s, with no heartbeats',
+          comparison: `${p50 <= TARGET_S ? 'meets' : 'MISSES'} target ≤ ${TARGET_S} s; ${rows} rows for ${SAMPLES} runs`,
+        },
+      ];
+    } finally {
+      for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+      await target.unsafe(`drop table if exists ${table}`).catch(() => {});
+      await target.end();
+      await deps.temporal?.connection.close();
+      await deps.pools.closeAll();
+      await deps.sql.end({ timeout: 5 });
+      await store.drop();
+      await started.stop();
+    }
+  },
+};
+
+export default bench;
