@@ -1,10 +1,13 @@
-// Recovery from a worker killed mid-step: a query step's statement is running when its worker is
-// SIGKILLed; a standby worker (started and polling before the kill) takes the step over. The
-// figure is the time from the kill to the run's end: the dead worker noticed through the
-// step's missing heartbeats, the retry's backoff, the statement run again (after the earlier
-// prepared transaction was found absent), and the workflow task moved off the dead worker's
-// sticky queue. Target ≤ 10 s (issue 27); before heartbeats it was the step's whole timeout.
+// Recovery from a worker killed mid-step: two workers poll; a query step's statement is running
+// when the worker running it (found by its connection's port) is SIGKILLed, and the other takes
+// the step over. The figure is the time from the kill until the next attempt's statement runs on
+// the target (its session tag names the attempt): the dead worker noticed through the step's
+// missing heartbeats, the retry's backoff, the earlier attempt's session ended and its prepared
+// transaction looked for. Target ≤ 10 s (issue 27); before heartbeats it was the step's whole
+// timeout. The time to the run's end adds the statement itself and the workflow task moving off
+// the dead worker's sticky queue.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import * as v from 'valibot';
@@ -24,6 +27,27 @@ import { type Bench, percentile } from './report.ts';
 const SAMPLES = 5;
 const TARGET_S = 10;
 const WORKER = fileURLToPath(new URL('../test/workflows/worker-process.ts', import.meta.url));
+
+/** The child process with a TCP connection from local port `port` (Linux /proc). */
+function ownerOf(port: number, children: ChildProcess[]): ChildProcess | undefined {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6'])
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols[1]?.endsWith(hex) && cols[9]) inodes.add(cols[9]);
+    }
+  return children.find((c) => {
+    if (c.exitCode !== null || c.signalCode !== null) return false;
+    return readdirSync(`/proc/${c.pid}/fd`).some((fd) => {
+      try {
+        return inodes.has(/socket:\[(\d+)\]/.exec(readlinkSync(`/proc/${c.pid}/fd/${fd}`))?.[1] ?? '');
+      } catch {
+        return false;
+      }
+    });
+  });
+}
 
 const bench: Bench = {
   name: 'worker-crash',
@@ -90,39 +114,59 @@ const bench: Bench = {
             action: {
               __type__: 'query',
               credential_id: credentials[0]!.id,
-              query: `insert into ${table} default values returning (select 1 from pg_sleep(1))`,
+              query: `insert into ${table} default values returning (select 1 from pg_sleep(2))`,
               timeout_seconds: 30,
             },
           },
         ],
       });
       const principal = { kind: 'api_key' as const, orgId: org.id, apiKeyId: 'key_bench' };
-      const inFlight = async () =>
+      // The active statement of attempt `n` (its session tag ends with it): its client port.
+      const running = async (attempt: number) =>
         (
           await target.unsafe(
-            `select count(*)::int as n from pg_stat_activity where state = 'active' and query like 'insert into ${table}%'`,
+            `select client_port from pg_stat_activity where state = 'active'
+              and query like 'insert into ${table}%' and application_name like $1`,
+            [`cs:%:${attempt}`],
           )
-        )[0]!.n as number;
-      let current = await startWorker();
-      const times: number[] = [];
+        )[0]?.client_port as number | undefined;
+      await startWorker();
+      await startWorker();
+      const recovery: number[] = [];
+      const toEnd: number[] = [];
       for (let i = 0; i < SAMPLES; i++) {
         const runId = await startRun(deps, principal, wf.id, {});
-        while ((await inFlight()) === 0) await new Promise((r) => setTimeout(r, 20));
-        const standby = await startWorker();
+        let port = await running(1);
+        while (!port) {
+          await new Promise((r) => setTimeout(r, 10));
+          port = await running(1);
+        }
+        const owner = ownerOf(port, workers);
+        if (!owner) throw new Error("no worker holds the statement's connection");
         const t0 = performance.now();
-        current.kill('SIGKILL');
+        owner.kill('SIGKILL');
+        while (!(await running(2))) await new Promise((r) => setTimeout(r, 10));
+        recovery.push((performance.now() - t0) / 1000);
         await deps.temporal!.client.workflow.getHandle(runId).result();
-        times.push((performance.now() - t0) / 1000);
-        current = standby;
+        toEnd.push((performance.now() - t0) / 1000);
+        await startWorker();
       }
       const rows = Number((await target.unsafe(`select count(*)::int as n from ${table}`))[0]!.n);
-      const p50 = percentile(times, 50);
+      const secs = (xs: number[]) =>
+        `${percentile(xs, 50).toFixed(1)} s p50, ${Math.max(...xs).toFixed(1)} s max (${SAMPLES} kills)`;
+      const p50 = percentile(recovery, 50);
       return [
         {
-          figure: 'worker SIGKILLed mid-statement: kill → run ended (standby worker polling)',
-          value: `${p50.toFixed(1)} s p50, ${Math.max(...times).toFixed(1)} s max (${SAMPLES} kills)`,
+          figure: 'worker SIGKILLed mid-statement: kill → next attempt running on the target',
+          value: secs(recovery),
           baseline: 'before: the step timeout (here 30 s) plus 10 s, with no heartbeats',
-          comparison: `${p50 <= TARGET_S ? 'meets' : 'MISSES'} target ≤ ${TARGET_S} s; ${rows} rows for ${SAMPLES} runs`,
+          comparison: `${p50 <= TARGET_S ? 'meets' : 'MISSES'} target ≤ ${TARGET_S} s`,
+        },
+        {
+          figure: 'worker SIGKILLed mid-statement: kill → run ended (2 s statement)',
+          value: secs(toEnd),
+          baseline: '',
+          comparison: `${rows} rows for ${SAMPLES} runs`,
         },
       ];
     } finally {
