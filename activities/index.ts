@@ -3,7 +3,7 @@ import { createChatClient } from '../integrations/chat.ts';
 import type { RunState } from '../workflows/types.ts';
 import { type ApiStepInput, callApiStep } from './api.ts';
 import { asFailure } from './failures.ts';
-import { type QueryStepInput, runQueryStep } from './query.ts';
+import { planQueryStep, type QueryStepInput, runQueryStep } from './query.ts';
 import { beginScheduledRun, finishRun, setRunStatus } from './runs.ts';
 
 /** What activities need: the store, secrets, the target-database pools and the configuration. */
@@ -27,6 +27,10 @@ export function createActivities(deps: ActivityDeps) {
     };
   return {
     runQueryStep: mapped((input: QueryStepInput) => runQueryStep(deps, input)),
+    planQueryStep: mapped(
+      (input: Pick<QueryStepInput, 'orgId' | 'credentialId' | 'query' | 'timeoutSeconds' | 'ctx'>) =>
+        planQueryStep(deps, input),
+    ),
     callApiStep: mapped((input: ApiStepInput) => callApiStep(deps, input)),
     postChatMessage: mapped((input: { channel: string; text: string; threadTs: string | null }) =>
       chat.post(input),

@@ -1,6 +1,6 @@
 // Steps 4–6 of the pipeline (DESIGN.md): execute and audit. Direct queries (query.ts) and approved
 // query requests (requests.ts) both run through executeGoverned, and nothing else runs a statement.
-import type { ParamValue, QueryResult } from '../adapters/types.ts';
+import type { ExecuteOptions, ParamValue, QueryResult } from '../adapters/types.ts';
 import { AppError } from '../core/errors.ts';
 import { poolFor } from '../registry/connections.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
@@ -8,6 +8,7 @@ import { updateRequest } from '../store/query-requests.ts';
 import { checkAiUse } from './ai-access.ts';
 import { type AuditAttempt, markAudited, type ReviewFacts, recordAttempt } from './audit.ts';
 import type { StatementClass } from './classify.ts';
+import { type AttemptOutcome, runStepAttempt, type StepAttempt } from './once.ts';
 import { planProtection, ServerStyleError } from './protection/index.ts';
 import type { GovernanceDeps, GovernedOutcome, GovernedQuery, QueryActor, QueryOrigin } from './types.ts';
 
@@ -39,6 +40,8 @@ export interface Execution {
   /** Run in the engine's read-only transaction or session (GovernedQuery.readOnly). */
   readOnly?: boolean;
   review: ReviewFacts | null;
+  /** A workflow step's attempt (governance/once.ts). */
+  stepAttempt?: StepAttempt;
 }
 
 /**
@@ -59,6 +62,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
   };
   const t0 = performance.now();
   let result: QueryResult;
+  let ran: AttemptOutcome | null = null;
   try {
     // Step 5 (DESIGN.md): data protection rewrites the statement so protected columns are masked
     // wherever they appear, and redacts what comes back; it refuses what it cannot analyze. It runs
@@ -73,19 +77,26 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       params: x.params,
     });
     const pool = poolFor(deps, x.db, x.cred);
-    let raw: QueryResult;
-    try {
-      raw = await pool.execute(plan.statement, plan.params, {
-        maxRows: x.maxRows,
-        timeoutSeconds: x.timeoutSeconds,
-        readOnly: x.readOnly === true,
-      });
-    } catch (err) {
-      // Issue 13.2: a server may quote the statement it ran — under a policy the rewritten one,
-      // with its masks and hash salt — in its error; the plan cleans that out before anyone sees it.
-      throw plan.failure(err);
-    }
-    result = plan.redact(raw);
+    const exec = async (session: Pick<ExecuteOptions, 'tag' | 'prepareAs'>) => {
+      let raw: QueryResult;
+      try {
+        raw = await pool.execute(plan.statement, plan.params, {
+          maxRows: x.maxRows,
+          timeoutSeconds: x.timeoutSeconds,
+          readOnly: x.readOnly === true,
+          ...session,
+        });
+      } catch (err) {
+        // Issue 13.2: a server may quote the statement it ran — under a policy the rewritten one,
+        // with its masks and hash salt — in its error; the plan cleans that out before anyone sees it.
+        throw plan.failure(err);
+      }
+      return plan.redact(raw);
+    };
+    if (x.stepAttempt) {
+      ran = await runStepAttempt(deps.sql, pool, x.stepAttempt, x.classification === 'write', exec);
+      result = ran.result;
+    } else result = await exec({});
   } catch (err) {
     const failure = asQueryFailed(err);
     await recordAttempt(deps.sql, {
@@ -104,6 +115,9 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
     outcome: 'allowed',
     rowsReturned: result.num_rows,
     durationMs: performance.now() - t0,
+    ...(ran?.delivery === 'recovered'
+      ? { detail: `not run again: the committed write of attempt ${ran.recoveredFrom} is this step's result` }
+      : {}),
   });
   return {
     status: 'executed',
@@ -112,6 +126,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
     credentialId: x.cred.id,
     requestId: x.review?.requestId ?? null,
     auditId: audit.id,
+    ...(ran ? { delivery: ran.delivery } : {}),
   };
 }
 

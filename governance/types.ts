@@ -9,6 +9,7 @@ import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Sql } from '../store/db.ts';
 import type { Role } from '../store/users.ts';
 import type { RequestNotifier } from './notify.ts';
+import type { Delivery, StepAttempt } from './once.ts';
 
 /** An organization's limits on one AI client (governance/ai-clients.ts). */
 export interface AiClientLimits {
@@ -69,6 +70,11 @@ export interface GovernedQuery {
    * that can hand a pending request back to a person use `SubmittedQuery` instead.
    */
   onReviewRequired?: 'refuse';
+  /**
+   * A workflow query step's attempt: a write then runs exactly once where the target has
+   * two-phase commit, and never alongside an earlier attempt's statement (governance/once.ts).
+   */
+  stepAttempt?: StepAttempt;
 }
 
 /** A query that becomes a query request when its credential requires reviews (REST, MCP). */
@@ -90,6 +96,8 @@ export type GovernedOutcome = {
   /** The query request it ran under (reviewed or bypassed), if any. */
   requestId?: string | null;
   auditId?: string;
+  /** For a workflow step attempt: how its statement ran (governance/once.ts). */
+  delivery?: Delivery;
 };
 
 /** The query waits for reviews as query request `requestId`. */

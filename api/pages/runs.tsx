@@ -117,6 +117,8 @@ export function RunPage(props: {
   } | null;
   /** The run's own audit entries (its queries), for admins; null for members. */
   audit: AuditRow[] | null;
+  /** By step id: why that query step's writes run at least once (automation/delivery.ts). */
+  deliveryNotes?: Record<string, string>;
   csrf: string;
   notice?: string | undefined;
   error?: string | undefined;
@@ -190,6 +192,7 @@ export function RunPage(props: {
             {s.name} <Badge status={s.status} /> <span class="muted">{s.type}</span>
           </h2>
           {s.error ? <p class="error">{s.error}</p> : null}
+          {props.deliveryNotes?.[s.id] ? <p class="muted small">{props.deliveryNotes[s.id]}</p> : null}
           {s.type === 'approval' && s.status === 'waiting' && props.approval ? (
             <div class="approval-context">
               <p>

@@ -3,6 +3,7 @@
 // definition saved here is checked and stored exactly as one sent to the API.
 import { Hono } from 'hono';
 import { archiveWorkflow } from '../../automation/definitions.ts';
+import { writeDelivery } from '../../automation/delivery.ts';
 import { presentWorkflow } from '../../automation/present.ts';
 import { startRun, typedInputs } from '../../automation/runs.ts';
 import type { Deps } from '../../core/deps.ts';
@@ -104,8 +105,15 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
       listUsers(deps.sql, p.orgId),
       listWorkflows(deps.sql, p.orgId, { includeArchived: false, limit: 500 }),
     ]);
-    const credentials = dbs.items.flatMap(({ db, credentials }) =>
-      credentials.map((cr) => ({ id: cr.id, label: `${db.name} · ${cr.username}` })),
+    const credentials = await Promise.all(
+      dbs.items.flatMap(({ db, credentials }) =>
+        credentials.map(async (cr) => {
+          // Where a write step would run at least once, the picker says so (automation/delivery.ts).
+          const once =
+            (await writeDelivery(deps, db, cr)) === 'at_least_once' ? ' (writes run at least once)' : '';
+          return { id: cr.id, label: `${db.name} · ${cr.username}${once}` };
+        }),
+      ),
     );
     // A step may use a credential of a database this admin cannot see: keep it pickable by id.
     for (const { action: a } of wf?.steps ?? [])
