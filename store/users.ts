@@ -140,3 +140,11 @@ export async function usePasswordSetup(sql: Tx, id: string): Promise<boolean> {
     await sql`update password_setups set used_at = now() where id = ${id} and used_at is null returning id`;
   return rows.length > 0;
 }
+
+/** Spends the unused links for a person and those the person issued; how many. */
+export async function spendPasswordSetups(sql: Tx, userId: string): Promise<number> {
+  const rows = await sql`
+    update password_setups set used_at = now()
+    where used_at is null and (user_id = ${userId} or created_by = ${userId}) returning id`;
+  return rows.length;
+}
