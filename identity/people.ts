@@ -7,6 +7,7 @@
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import { recordEvent } from '../governance/audit.ts';
 import type { QueryActor } from '../governance/query.ts';
+import { findApiKey } from '../store/api-keys.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { revokeAllUserGrants } from '../store/oauth.ts';
@@ -192,6 +193,7 @@ async function newSetupLink(tx: Tx, baseUrl: string, actor: PeopleActor, userId:
     userId,
     secretHash: minted.hash,
     createdBy: actor.kind === 'user' ? actor.userId : null,
+    createdByKey: actor.kind === 'api_key' ? actor.apiKeyId : (actor.viaApiKeyId ?? null),
     expiresAt,
   });
   // The secret travels in the fragment-free query of a page that never sends a Referer elsewhere.
@@ -200,9 +202,10 @@ async function newSetupLink(tx: Tx, baseUrl: string, actor: PeopleActor, userId:
 
 /**
  * The person a link is for, when it is well-formed, unused, unexpired and the person active —
- * and the admin who issued it still active and still an admin: a link carries its issuer's
- * authority, which ends when theirs does (links of an admin disabled or deleted are also spent
- * at once, see endAccess; this check covers a later demotion too).
+ * and the admin (or API key) who issued it still active and still an admin (unrevoked): a link
+ * carries its issuer's authority, which ends when theirs does (links of an admin disabled or
+ * deleted are also spent at once, see endAccessAndLinks; this check covers a later demotion and a
+ * revoked key too).
  */
 export async function checkSetupLink(sql: Tx, secret: string): Promise<UserRow | null> {
   const parsed = parseSecret(secret);
@@ -214,6 +217,10 @@ export async function checkSetupLink(sql: Tx, secret: string): Promise<UserRow |
     const issuer = await findUserById(sql, row.created_by);
     if (!issuer || issuer.disabled_at !== null || issuer.deleted_at !== null || issuer.role === 'member')
       return null;
+  }
+  if (row.created_by_key !== null) {
+    const key = await findApiKey(sql, row.created_by_key);
+    if (!key || key.revoked_at !== null) return null;
   }
   const user = await findUserById(sql, row.user_id);
   return user && user.disabled_at === null && user.deleted_at === null ? user : null;

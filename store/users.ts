@@ -114,6 +114,8 @@ export interface PasswordSetupRow {
   user_id: string;
   secret_hash: string;
   created_by: string | null;
+  /** The organization API key the link was issued through, if any. */
+  created_by_key: string | null;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
@@ -121,13 +123,20 @@ export interface PasswordSetupRow {
 
 export async function insertPasswordSetup(
   sql: Tx,
-  p: { id: string; userId: string; secretHash: string; createdBy: string | null; expiresAt: Date },
+  p: {
+    id: string;
+    userId: string;
+    secretHash: string;
+    createdBy: string | null;
+    createdByKey: string | null;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   // A new link replaces any earlier one that was not used.
   await sql`update password_setups set used_at = now() where user_id = ${p.userId} and used_at is null`;
   await sql`
-    insert into password_setups (id, user_id, secret_hash, created_by, expires_at)
-    values (${p.id}, ${p.userId}, ${p.secretHash}, ${p.createdBy}, ${p.expiresAt})`;
+    insert into password_setups (id, user_id, secret_hash, created_by, created_by_key, expires_at)
+    values (${p.id}, ${p.userId}, ${p.secretHash}, ${p.createdBy}, ${p.createdByKey}, ${p.expiresAt})`;
 }
 
 export async function findPasswordSetup(sql: Tx, id: string): Promise<PasswordSetupRow | null> {

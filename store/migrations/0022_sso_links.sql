@@ -15,3 +15,7 @@ create index sso_links_user_idx on sso_links (user_id);
 -- Email domains the organization owns (lower-case host names): a verified email in one of them
 -- links an existing account at its first SSO sign-in.
 alter table sso_configs add column domains text[] not null default '{}';
+
+-- A password link issued through an organization API key works only while that key does: the
+-- link carries the authority of whoever issued it (as created_by does for a person).
+alter table password_setups add column created_by_key text references api_keys(id) on delete cascade;

@@ -179,6 +179,26 @@ describe('links die with the admin who issued them', () => {
       select password_hash from users where email = 'invitee2@example.test'`;
     expect(u!.password_hash).toBeNull();
   });
+
+  it('a link issued through an organization key stops working when the key is revoked', async () => {
+    const admin = await person('key.maker@example.test', 'admin');
+    const created = await call('POST', '/api/v1/api-keys', admin.bearer, { name: 'inviting key' });
+    const { id, key } = (await created.json()) as { id: string; key: string };
+    const invited = await call(
+      'POST',
+      '/api/v1/users',
+      { 'x-api-key': key },
+      {
+        email: 'key.invitee@example.test',
+        role: 'member',
+      },
+    );
+    expect(invited.status).toBe(201);
+    const token = tokenOf(((await invited.json()) as { set_password_url: string }).set_password_url);
+    expect((await svc.fetch(`/set-password?token=${encodeURIComponent(token)}`)).status).toBe(200);
+    expect((await call('DELETE', `/api/v1/api-keys/${id}`, admin.bearer)).status).toBeLessThan(300);
+    expect((await setPassword(token, 'a takeover password')).status).toBe(410);
+  });
 });
 
 describe('a password reset ends every credential', () => {
