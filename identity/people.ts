@@ -64,23 +64,19 @@ function mayManage(actor: PeopleActor, roles: Role[]): void {
   if (actor.role !== 'admin') throw forbidden('this needs the admin role');
 }
 
-const RANK: Record<Role, number> = { member: 0, admin: 1, super_admin: 2 };
-
 /**
  * Who may reset whose password: whoever resets can sign in as the target until the target
  * notices, so only someone strictly above them may. A member's password is reset by an admin
  * (or the organization key); an admin's only by a super admin person; a super admin's by no one
- * here — another super admin would be an equal (recovery is the operator's, on the command line).
+ * here — another super admin is an equal.
  */
 function mayReset(actor: PeopleActor, target: UserRow): void {
   mayManage(actor, [target.role]);
   if (target.role === 'member') return;
-  if (!isSuperAdminPerson(actor) || RANK[target.role] >= RANK.super_admin)
-    throw forbidden(
-      target.role === 'admin'
-        ? "only a super admin, signed in as themselves, can reset an admin's password"
-        : 'no one can reset the password of someone with an equal or higher role',
-    );
+  if (target.role === 'super_admin')
+    throw forbidden('no one can reset the password of someone with an equal or higher role');
+  if (!isSuperAdminPerson(actor))
+    throw forbidden("only a super admin, signed in as themselves, can reset an admin's password");
 }
 
 async function person(sql: Tx, orgId: string, id: string): Promise<UserRow> {

@@ -7,7 +7,7 @@
 import { recordEvent } from '../governance/audit.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
-import { findSsoLink, insertSsoLink, type SsoConfigRow } from '../store/sso.ts';
+import { findSsoConfig, findSsoLink, insertSsoLink, type SsoConfigRow } from '../store/sso.ts';
 import { findUserByEmail, findUserById, type UserRow } from '../store/users.ts';
 import { createUser } from './manage.ts';
 
@@ -151,9 +151,8 @@ export async function confirmPendingLink(
     return false;
   }
   if (pending.userId !== user.id || pending.orgId !== user.org_id || pending.exp < Date.now()) return false;
-  const [cfg] = await deps.sql<{ issuer: string }[]>`
-    select issuer from sso_configs where org_id = ${pending.orgId} and enabled`;
-  if (cfg?.issuer !== pending.issuer) return false;
+  const cfg = await findSsoConfig(deps.sql, pending.orgId);
+  if (!cfg?.enabled || cfg.issuer !== pending.issuer) return false;
   await linkAccount(deps.sql, pending, 'the person confirmed with their password');
   return true;
 }

@@ -85,6 +85,10 @@ describe('SSO settings are a super admin action with the password entered again'
     expect((await sso('DELETE', adminBearer, { current_password: admin.password })).status).toBe(403);
     expect((await sso('DELETE', root)).status).toBe(422);
     expect(await stored()).toMatchObject({ issuer: idp.issuer });
+    const off = await sso('DELETE', root, { current_password: svc.admin.password });
+    expect(off.status).toBe(204);
+    expect(await stored()).toBeUndefined();
+    expect((await sso('PUT', root, settings({ current_password: svc.admin.password }))).status).toBe(200);
   });
 
   it('the Organization form: an admin is refused, a super admin needs the password field', async () => {
