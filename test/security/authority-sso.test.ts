@@ -67,6 +67,10 @@ describe('SSO settings are a super admin action with the password entered again'
     const key = { 'x-api-key': svc.apiKey };
     expect((await sso('PUT', key, settings({ current_password: svc.admin.password }))).status).toBe(403);
     expect((await sso('PUT', adminBearer, settings({ current_password: admin.password }))).status).toBe(403);
+    // A key acting for the super admin is still a key.
+    const actingAs = { ...key, 'x-act-as-user': svc.admin.email };
+    const viaKey = await sso('PUT', actingAs, settings({ current_password: svc.admin.password }));
+    expect(viaKey.status).toBeGreaterThanOrEqual(400);
     const none = await sso('PUT', root, settings());
     expect(none.status).toBe(422);
     expect(await fieldOf(none)).toBe('current_password');
