@@ -77,6 +77,20 @@ function socketNamed(host: string, dialHost: string, port: number): Socket {
   return socket;
 }
 
+/** Statements of a read-only execute, before and after the caller's (exported for unit tests). */
+export const READ_ONLY_SESSION = 'SET SESSION TRANSACTION READ ONLY';
+export const READ_WRITE_SESSION = 'SET SESSION TRANSACTION READ WRITE';
+
+/** One statement of ours over the text protocol. */
+function simpleQuery(conn: PoolConnection, sql: string): Promise<void> {
+  return new Promise((resolve, reject) => conn.query(sql, (err) => (err ? reject(err) : resolve())));
+}
+
+/** A pooled connection goes back in the access mode every connection starts in. */
+function restoreAccessMode(conn: PoolConnection): Promise<void> {
+  return simpleQuery(conn, READ_WRITE_SESSION);
+}
+
 interface Outcome {
   fields: FieldPacket[];
   rows: RowCollector;
@@ -130,12 +144,17 @@ class MysqlPool implements AdapterPool {
       }, CANCEL_GRACE_MS);
     }, leftMs);
     try {
+      // Read-only: the session's access mode, not START TRANSACTION READ ONLY, because a DDL
+      // statement commits the open transaction first and would then run in read-write mode.
+      // The access mode applies to autocommitted statements too (MySQL docs, SET TRANSACTION).
+      if (options.readOnly) await simpleQuery(conn, READ_ONLY_SESSION);
       const outcome = await this.run(conn, text, params, options.maxRows, abort.signal);
       // A killed SLEEP() returns 1 instead of failing: past the limit, the result is not trusted.
       if (timedOut) throw new Error('interrupted');
       // The stream was abandoned mid-way: the connection is still receiving rows.
       if (outcome.rows.truncated) reusable = false;
       const messages = outcome.warnings > 0 && reusable ? await this.warnings(conn) : [];
+      if (options.readOnly && reusable) await restoreAccessMode(conn).catch(() => (reusable = false));
       const columns = outcome.fields.map((f) => f.name);
       return outcome.rows.result(columns, kind, messages, outcome.affected);
     } catch (err) {
@@ -145,6 +164,7 @@ class MysqlPool implements AdapterPool {
         throw timeoutError(options.timeoutSeconds, detail, this.secrets);
       }
       if ((err as QueryError).fatal) reusable = false;
+      if (options.readOnly && reusable) await restoreAccessMode(conn).catch(() => (reusable = false));
       throw toAdapterError(err, this.secrets, 'query');
     } finally {
       clearTimeout(cancel);

@@ -116,8 +116,15 @@ export function commandTag(tag: string): { command: string; count: number | null
 }
 
 /** Runs one statement on `client`; `limit` 0 reads every row. */
-function run(client: pg.Client, types: PgTypes, text: string, params: readonly ParamValue[], limit: number) {
-  const q = new CappedQuery(text, params, limit, types);
+function run(
+  client: pg.Client,
+  types: PgTypes,
+  text: string,
+  params: readonly ParamValue[],
+  limit: number,
+  readOnly = false,
+) {
+  const q = new CappedQuery(text, params, limit, types, readOnly);
   client.query(q as unknown as pg.Submittable);
   return q.answer;
 }
@@ -283,9 +290,10 @@ class PostgresPool implements AdapterPool {
       }
       // The adapter's job is to run the user's SQL: the text goes to the server as the statement
       // and every value only as a bind parameter, never into the text. A row limit of
-      // maxRows + 1 tells a capped result from an exact one.
+      // maxRows + 1 tells a capped result from an exact one. Read-only: in a read-only
+      // transaction opened and committed in the same round trip (adapters/postgres-query.ts).
       const answer: PgAnswer = await Promise.race([
-        run(client, this.types, text, params, options.maxRows + 1),
+        run(client, this.types, text, params, options.maxRows + 1, options.readOnly === true),
         stopped,
       ]);
       const rows = new RowCollector(options.maxRows);
@@ -305,6 +313,8 @@ class PostgresPool implements AdapterPool {
       );
       return result;
     } catch (err) {
+      // A read-only statement that failed (or was canceled) left its transaction aborted.
+      if (options.readOnly) reusable = false;
       if (timedOut || (err as { code?: unknown }).code === QUERY_CANCELED)
         throw timeoutError(
           options.timeoutSeconds,

@@ -62,6 +62,11 @@ export interface ExecuteOptions {
   maxRows: number;
   /** Statement timeout in seconds. */
   timeoutSeconds: number;
+  /**
+   * Run the statement so that it cannot change anything: in a read-only transaction or session
+   * where the engine has one; SQL Server, which has none, rolls it back (see each adapter).
+   */
+  readOnly?: boolean;
 }
 
 export interface SchemaColumn {

@@ -131,8 +131,13 @@ export async function getRun(
   const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
   const state = row.state !== null || !deps.temporal ? row.state : await liveState(deps.temporal, runId);
-  const seen = await redactRun(deps, principal, state, row.error);
+  const seen = await redactRun(deps, principal, state, row.error, origin(row));
   return { row: { ...row, error: seen.error }, state: seen.state };
+}
+
+/** What redactRun needs to know of a run to judge who may read its errors. */
+function origin(row: runStore.WorkflowRunRow) {
+  return { orgId: row.org_id, workflowId: row.workflow_id, initiatorUserId: row.initiator_user_id };
 }
 
 async function liveState(temporal: TemporalHandle, runId: string): Promise<RunState | null> {
@@ -164,7 +169,10 @@ export async function listRuns(
   await readableWorkflow(deps, principal, workflowId);
   const rows = await runStore.listRuns(deps.sql, principal.orgId, workflowId, page);
   return Promise.all(
-    rows.map(async (r) => ({ ...r, error: (await redactRun(deps, principal, r.state, r.error)).error })),
+    rows.map(async (r) => ({
+      ...r,
+      error: (await redactRun(deps, principal, r.state, r.error, origin(r))).error,
+    })),
   );
 }
 
@@ -182,7 +190,10 @@ export async function listReadableRuns(
   const ids = filter.workflowId ? readable.filter((id) => id === filter.workflowId) : readable;
   const rows = await runStore.listOrgRuns(deps.sql, principal.orgId, { ...filter, workflowIds: ids });
   return Promise.all(
-    rows.map(async (r) => ({ ...r, error: (await redactRun(deps, principal, r.state, r.error)).error })),
+    rows.map(async (r) => ({
+      ...r,
+      error: (await redactRun(deps, principal, r.state, r.error, origin(r))).error,
+    })),
   );
 }
 

@@ -46,7 +46,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
       throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
     await io.withStore(async (sql) => {
       const org = await requireOrg(sql);
-      if (await findUserByEmail(sql, values.email!))
+      if (await findUserByEmail(sql, org.id, values.email!))
         throw new UsageError(`${values.email} already has an account`);
       const password = values.password ?? mintSecret('pw', newId('usr')).secret.slice(-20);
       const user = await createUser(sql, {
@@ -83,7 +83,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     if (days !== null && !(Number.isInteger(days) && days > 0))
       throw new UsageError('--expires-days must be a positive whole number');
     await io.withStore(async (sql) => {
-      const user = await findUserByEmail(sql, values.email!);
+      const user = await findUserByEmail(sql, (await requireOrg(sql)).id, values.email!);
       if (!user) throw new UsageError(`no user with email ${values.email}`);
       const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : null;
       const { token, secret } = await createPersonalToken(sql, {

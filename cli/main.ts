@@ -17,6 +17,7 @@ const usage = (agentUsage: string) => `countersign <command> [options]
   create-token --email E [--name N] [--expires-days D]
                              prints a personal access token for the user once
   generate-api-key           prints a key in the shape COUNTERSIGN_API_KEY expects (touches nothing)
+  temporal-key-usage         how many open runs still hold payloads under an old encryption key
   verify-audit               checks every organization's audit hash chain; exits 1 if one is broken
   agent register --name N    registers an agent and prints its id and token once (needs DATABASE_URL)
   agent revoke --id agt_…    revokes an agent's token; agent list: the agents and their status
@@ -96,6 +97,35 @@ const commands: Record<string, Command> = {
     } finally {
       process.stdout.write('  stopping…\n');
       await dev.stop();
+    }
+  },
+  async 'temporal-key-usage'(config) {
+    const address = requireTemporal(config);
+    const [{ Client, Connection }, { loadKeyring }, { payloadKeyUsage }] = await Promise.all([
+      import('@temporalio/client'),
+      import('../store/keyring-file.ts'),
+      import('../core/payload-key-usage.ts'),
+    ]);
+    const keyring = await loadKeyring(config, config.databaseUrl === null);
+    // No data converter: only the payloads' labels are read, never their contents.
+    const connection = await Connection.connect({ address });
+    try {
+      const client = new Client({ connection, namespace: config.temporalNamespace });
+      const u = await payloadKeyUsage(client, keyring);
+      const lines = [
+        `current key: ${u.currentKeyId}`,
+        `open runs: ${u.openRuns}`,
+        `open runs with payloads under an old key: ${u.runsOnOldKeys}`,
+        `open runs with payloads written before encryption: ${u.runsWithPlaintext}`,
+        ...Object.entries(u.payloadsByKey).map(([id, n]) => `  ${id}: ${n} payload(s)`),
+        ...(u.unknownKeyIds.length
+          ? [`keys not configured (cannot decode): ${u.unknownKeyIds.join(', ')}`]
+          : []),
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+      if (u.unknownKeyIds.length) process.exitCode = 1;
+    } finally {
+      await connection.close();
     }
   },
   async 'generate-api-key'() {

@@ -31,7 +31,9 @@ export async function requestIdentity(
       { path: 'x-act-as-user', message: 'only an organization API key may act for a user' },
     ]);
   const value = actAs.trim();
-  const user = value.startsWith('usr_') ? await findUserById(sql, value) : await findUserByEmail(sql, value);
+  const user = value.startsWith('usr_')
+    ? await findUserById(sql, value)
+    : await findUserByEmail(sql, p.orgId, value);
   if (!user || user.org_id !== p.orgId || user.disabled_at)
     throw validationFailed([{ path: 'x-act-as-user', message: 'names no active user of this organization' }]);
   return {

@@ -36,6 +36,8 @@ export interface Execution {
   classification: StatementClass;
   maxRows: number;
   timeoutSeconds: number;
+  /** Run in the engine's read-only transaction or session (GovernedQuery.readOnly). */
+  readOnly?: boolean;
   review: ReviewFacts | null;
 }
 
@@ -76,6 +78,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       raw = await pool.execute(plan.statement, plan.params, {
         maxRows: x.maxRows,
         timeoutSeconds: x.timeoutSeconds,
+        readOnly: x.readOnly === true,
       });
     } catch (err) {
       // Issue 13.2: a server may quote the statement it ran — under a policy the rewritten one,
@@ -112,14 +115,23 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
   };
 }
 
-/** Row cap for the origin; AI queries need opt-in on database and credential (SPEC.md 8) and must read. */
+/**
+ * Row cap for the origin; AI queries need opt-in on database and credential (SPEC.md 8) and must
+ * read. A read-only query (a dashboard panel) must read whatever its origin.
+ */
 export async function originLimits(
   deps: GovernanceDeps,
-  q: Pick<GovernedQuery, 'orgId' | 'actor' | 'origin' | 'maxRows'>,
+  q: Pick<GovernedQuery, 'orgId' | 'actor' | 'origin' | 'maxRows' | 'readOnly'>,
   db: DatabaseRow,
   cred: CredentialRow,
   classification: StatementClass,
 ): Promise<number> {
+  // A panel runs as whoever opens it: a write saved by one person would run with the access of
+  // every viewer, so no read-only query may write, whatever its origin.
+  if (q.readOnly && classification === 'write')
+    throw new QueryDeniedError(
+      'a dashboard panel may only read; this statement writes or could not be parsed',
+    );
   const maxRows = Math.min(q.maxRows ?? HARD_MAX_ROWS, HARD_MAX_ROWS);
   if (q.origin !== 'ai') return maxRows;
   await checkAiUse(deps.sql, q.orgId, q.actor, db, cred);

@@ -98,6 +98,7 @@ export async function runGovernedQuery(
     classification: attempt.classification,
     maxRows,
     timeoutSeconds,
+    readOnly: q.readOnly === true,
   };
   // 3. Review gate: a credential that needs reviews never runs a query directly.
   if (cred.reviews_required === 0) return executeGoverned(deps, { ...run, review: null });

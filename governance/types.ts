@@ -52,6 +52,12 @@ export interface GovernedQuery {
   /** Seconds; defaults to the credential's timeout, else DEFAULT_TIMEOUT_SECONDS. */
   timeoutSeconds?: number;
   /**
+   * Only a read may run (dashboard panels): a statement classified as a write is denied, and
+   * what is run runs in the engine's read-only transaction or session, so a write the
+   * classification cannot see (a user-defined function) fails instead of changing anything.
+   */
+  readOnly?: boolean;
+  /**
    * A credential with reviews_required > 0: 'refuse' (the default) denies the query; callers
    * that can hand a pending request back to a person use `SubmittedQuery` instead.
    */

@@ -6,8 +6,8 @@ import { insertPersonalToken, type PersonalTokenRow, revokePersonalToken } from 
 import { hashPassword, hashSecret, mintSecret, verifyPassword } from '../store/secrets.ts';
 import { insertSession, revokeOtherSessions, revokeSession } from '../store/sessions.ts';
 import {
-  findUserByEmail,
   findUserById,
+  findUsersByEmail,
   insertUser,
   type Role,
   setPasswordHash,
@@ -96,11 +96,21 @@ export async function signInWithPassword(
   password: string,
   userAgent = '',
 ): Promise<{ cookie: string; csrfToken: string; user: UserRow } | null> {
-  const user = await findUserByEmail(sql, email);
-  // Hash even when the user is unknown so timing does not reveal which emails exist.
-  const stored = user?.password_hash ?? DUMMY_HASH;
-  const ok = await verifyPassword(password, stored);
-  if (!user || !ok || user.password_hash === null || user.disabled_at !== null) return null;
+  // An address is unique per organization, so it may name accounts in several: the password
+  // picks the account (the oldest whose password it is). Hash even when no account has a
+  // password, so timing does not reveal which emails exist.
+  const candidates = (await findUsersByEmail(sql, email)).filter(
+    (u) => u.password_hash !== null && u.disabled_at === null,
+  );
+  let user: UserRow | null = null;
+  for (const u of candidates) {
+    if (await verifyPassword(password, u.password_hash!)) {
+      user = u;
+      break;
+    }
+  }
+  if (candidates.length === 0) await verifyPassword(password, DUMMY_HASH);
+  if (!user) return null;
   const session = await startSession(sql, user.id, userAgent);
   return { ...session, user };
 }

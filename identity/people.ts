@@ -118,7 +118,7 @@ export async function invitePerson(
 ): Promise<{ user: UserRow; link: SetupLink }> {
   mayManage(actor, [input.role]);
   return sql.begin(async (tx) => {
-    if (await findUserByEmail(tx, input.email))
+    if (await findUserByEmail(tx, orgId, input.email))
       throw validationFailed([{ path: 'email', message: 'someone already has this email address' }]);
     const user = await insertUser(tx, {
       id: newId('usr'),

@@ -61,11 +61,11 @@ export async function ssoAccount(
   if (!email || claims.email_verified !== true) {
     throw new SsoError('Your identity provider did not confirm your email address.', 'no verified email');
   }
-  const user = await findUserByEmail(sql, email);
+  // Only this organization's people: an address is unique per organization, and an account of
+  // another organization with the same address is another person's account to this provider.
+  const user = await findUserByEmail(sql, cfg.org_id, email);
   const link = { orgId: cfg.org_id, issuer: cfg.issuer, subject };
   if (user) {
-    if (user.org_id !== cfg.org_id)
-      throw new SsoError('This account belongs to another organization.', 'email in another org');
     usable(user);
     if (!inDomains(email, cfg.domains))
       throw new SsoLinkRequired({ ...link, userId: user.id, exp: Date.now() + LINK_SECONDS * 1000 });

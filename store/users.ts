@@ -61,10 +61,19 @@ export async function findUserById(sql: Tx, id: string): Promise<UserRow | null>
   return row ?? null;
 }
 
-export async function findUserByEmail(sql: Tx, email: string): Promise<UserRow | null> {
+/** The person of one organization with this address (an address is unique per organization). */
+export async function findUserByEmail(sql: Tx, orgId: string, email: string): Promise<UserRow | null> {
   const [row] = await sql<UserRow[]>`
-    select * from users where lower(email) = lower(${email}) and deleted_at is null`;
+    select * from users
+    where org_id = ${orgId} and lower(email) = lower(${email}) and deleted_at is null`;
   return row ?? null;
+}
+
+/** Every account with this address, one per organization at most, oldest first (sign-in). */
+export async function findUsersByEmail(sql: Tx, email: string): Promise<UserRow[]> {
+  return sql<UserRow[]>`
+    select * from users where lower(email) = lower(${email}) and deleted_at is null
+    order by created_at, id limit 20`;
 }
 
 export async function listUsers(sql: Tx, orgId: string): Promise<UserRow[]> {

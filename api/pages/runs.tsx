@@ -1,4 +1,3 @@
-import { raw } from 'hono/html';
 import type { presentRun } from '../../automation/present.ts';
 import type { AuditRow } from '../../store/audit.ts';
 import type { WorkflowRunRow } from '../../store/workflow-runs.ts';
@@ -179,7 +178,7 @@ export function RunPage(props: {
       {r.status === 'running' || r.status === 'waiting_for_approval' ? (
         // Live status without a framework: while the run is live the page reloads itself (every
         // 2 s while steps run, 5 s while it waits on people) unless someone is typing in it.
-        <script>{raw(liveReload(r.status === 'running' ? 2000 : 5000))}</script>
+        <script src="/assets/live-reload.js" data-interval={r.status === 'running' ? '2000' : '5000'} />
       ) : null}
       {r.error ? <p class="warning error">{r.error}</p> : null}
       {r.steps === null ? (
@@ -312,7 +311,3 @@ function seconds(from: string, to: string): string {
 }
 
 // While someone types (a comment on an approval) the reload waits for them, then tries again.
-const liveReload = (ms: number) => `(function tick() { setTimeout(function () {
-  var busy = document.activeElement && /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName);
-  if (busy) tick(); else location.reload();
-}, ${ms}); })();`;

@@ -11,7 +11,6 @@ import { mayRead, mayStart } from '../../governance/workflow-access.ts';
 import { listDatabases } from '../../registry/databases.ts';
 import { listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows, type WorkflowRow } from '../../store/workflows.ts';
-import { WORKFLOW_EDITOR_SCRIPT } from '../pages/assets.ts';
 import {
   adminPagesOnly,
   attempt,
@@ -129,17 +128,5 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
       />,
     );
   }
-  return app;
-}
-
-/** The editor's island script; public (it holds no data), cached briefly. */
-export function workflowAssetRoutes(): Hono {
-  const app = new Hono();
-  app.get('/assets/workflow-editor.js', (c) =>
-    c.body(WORKFLOW_EDITOR_SCRIPT, 200, {
-      'content-type': 'text/javascript; charset=utf-8',
-      'cache-control': 'public, max-age=300',
-    }),
-  );
   return app;
 }
