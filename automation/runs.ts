@@ -48,9 +48,10 @@ export async function startRun(
   const runId = newId('run');
   await launch(deps, wf, {
     runId,
-    trigger: principal.kind === 'user' ? 'manual' : 'api',
-    initiatorUserId: principal.kind === 'user' ? principal.userId : null,
-    initiatorApiKeyId: principal.kind === 'api_key' ? principal.apiKeyId : null,
+    trigger: principal.via === 'api_key' ? 'api' : 'manual',
+    // A key's run is its owner's (or, acting for someone, that person's), with the key beside them.
+    initiatorUserId: principal.userId,
+    initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : null,
     inputs,
   });
   return runId;
@@ -200,7 +201,7 @@ export async function listReadableRuns(
 /**
  * Retries a failed run from the step that failed (issue 16): a new run of the same definition and
  * inputs whose completed steps are not run again — their outputs are reused. Only the person who
- * started the run may retry it (an organization key, a run no person started), and it runs as
+ * started the run may retry it (with their key or not: a key's run is its owner's), and it runs as
  * them again, so the reused outputs, computed under their data-protection policy, never feed
  * steps run as someone else. Refused when the definition changed before the failed step: a
  * completed step would then have to run again (re-run instead).
@@ -215,8 +216,7 @@ export async function retryRun(
   const wf = await startableWorkflow(deps, principal, workflowId);
   const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
-  const starter =
-    principal.kind === 'user' ? row.initiator_user_id === principal.userId : row.initiator_user_id === null;
+  const starter = row.initiator_user_id === principal.userId;
   if (!starter) throw forbidden('only who started the run may retry it; start a new run instead');
   if (row.status !== 'failed' || !row.state)
     throw conflict(`only a failed run can be retried (this one ${row.status})`);
@@ -235,16 +235,19 @@ export async function retryRun(
     runId: newRun,
     trigger: row.trigger,
     initiatorUserId: row.initiator_user_id,
-    initiatorApiKeyId: principal.kind === 'api_key' ? principal.apiKeyId : row.initiator_api_key_id,
+    initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : row.initiator_api_key_id,
     inputs: row.inputs,
     resume: { retryOf: row.id, fromIndex, steps: row.state.steps, approvals: row.state.approvals },
   });
   await recordEvent(deps.sql, {
     orgId: principal.orgId,
-    actor:
-      principal.kind === 'user'
-        ? { kind: 'user', userId: principal.userId, role: principal.role }
-        : { kind: 'api_key', apiKeyId: principal.apiKeyId },
+    actor: {
+      kind: 'user',
+      userId: principal.userId,
+      role: principal.role,
+      ...(principal.via === 'api_key' ? { viaApiKeyId: principal.credentialId } : {}),
+      ...(principal.actedBy ? { actingKeyOwnerId: principal.actedBy.ownerUserId } : {}),
+    },
     origin: 'user',
     event: 'run.retry',
     subject: {
@@ -291,9 +294,10 @@ export async function decideApproval(
   runId: string,
   decision: { decision: 'approve' | 'reject'; comment: string | null },
 ): Promise<{ approvals: number; required: number }> {
-  // Approvals are a person's act: an organization key has nobody to hold accountable.
-  if (principal.kind !== 'user')
-    throw forbidden('approvals are made by people: use a personal token or a session');
+  // Approvals are a person's own act: a key acting for someone else (x-act-as-user) or a service
+  // account would let one holder approve as anybody.
+  if (principal.actedBy || principal.serviceAccount)
+    throw forbidden('approvals are made by people: use your own personal token, session or key');
   await readableWorkflow(deps, principal, workflowId);
   const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');

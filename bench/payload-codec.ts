@@ -19,7 +19,7 @@ import { CreateDatabase } from '../registry/database-input.ts';
 import { createDatabase } from '../registry/databases.ts';
 import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
-import { insertOrganization } from '../store/users.ts';
+import { insertOrganization, insertServiceAccount } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { startReceiver } from '../test/peers/receiver.ts';
@@ -123,7 +123,23 @@ const bench: Bench = {
           },
         ],
       } as never);
-      const principal = { kind: 'api_key' as const, orgId: org.id, apiKeyId: 'key_bench' };
+      // Runs started the way an automation's key starts them: as its (service account) owner.
+      const svcUser = await insertServiceAccount(deps.sql, {
+        id: newId('usr'),
+        orgId: org.id,
+        name: 'bench',
+        role: 'admin',
+      });
+      const principal = {
+        kind: 'user' as const,
+        orgId: org.id,
+        userId: svcUser.id,
+        email: svcUser.email,
+        role: svcUser.role,
+        via: 'api_key' as const,
+        credentialId: 'key_bench',
+        serviceAccount: true,
+      };
       const runOn = (d: typeof deps) => async () => {
         const runId = await startRun(d, principal, threeSteps.id, {});
         const state = (await d.temporal!.client.workflow.getHandle(runId).result()) as { status: string };

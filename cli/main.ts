@@ -13,7 +13,9 @@ const usage = (agentUsage: string) => `countersign <command> [options]
   dev                        API + worker in one process with an embedded store and Temporal
   migrate                    apply pending store migrations
   create-user --email E [--role super_admin|admin|member] [--password P] [--name N]
-  create-api-key [--name N]  prints a new organization API key once
+  create-api-key (--owner E | --service-account member|admin) [--name N]
+                             prints a new API key once: acting as the person E, or as a new
+                             service account with that role
   create-token --email E [--name N] [--expires-days D]
                              prints a personal access token for the user once
   generate-api-key           prints a key in the shape COUNTERSIGN_API_KEY expects (touches nothing)

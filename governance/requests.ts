@@ -199,8 +199,14 @@ export async function reviewRequest(
   id: string,
   input: { verdict: ReviewRow['verdict']; body: string },
 ): Promise<{ view: RequestView; run: RunReport | null }> {
-  if (actor.kind !== 'user')
-    throw forbidden('reviews are given by people: send x-act-as-user with an API key');
+  if (actor.kind !== 'user') throw forbidden('reviews are given by people');
+  // A key acting for someone else (x-act-as-user) would let one holder review as anybody: the
+  // four-eyes rule needs the reviewer themself (their session, token or own key).
+  if (actor.actingKeyOwnerId !== undefined)
+    throw forbidden('an API key acting for a person (x-act-as-user) cannot review');
+  // A service account is made by any admin at will: its verdict would be that admin's second pair
+  // of eyes on their own query.
+  if (actor.serviceAccount) throw forbidden('a service account cannot review');
   const reviewer = actor;
   const { request, runNow } = await deps.sql.begin(async (tx) => {
     // Reviews are given by people on the web pages or the REST API, never through MCP.

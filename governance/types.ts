@@ -28,8 +28,15 @@ export type QueryActor =
       role: Role;
       /** The AI client acting for the person; `limits` when already read (MCP reads them with the grant). */
       oauthClient?: { id: string; name: string; limits?: AiClientLimits };
-      /** The organization API key acting for this user (header x-act-as-user), audited beside them. */
+      /** The API key the request came with: the user's own key, or one acting for them. */
       viaApiKeyId?: string;
+      /**
+       * With x-act-as-user: the owner of the key acting for this user, audited beside them. Such
+       * an actor never approves, rejects, comments on or bypasses a review.
+       */
+      actingKeyOwnerId?: string;
+      /** A service account (through its key): it never reviews. */
+      serviceAccount?: true;
       /** A workflow run this person started, whose query step this is (audited beside them). */
       workflowRun?: { runId: string; workflowId: string };
     }

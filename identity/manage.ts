@@ -15,10 +15,21 @@ import {
 } from '../store/users.ts';
 import { SECRET_KINDS } from './authenticate.ts';
 
-/** Creates an API key; the secret is in the result once and never again. */
+/**
+ * Creates an API key owned by `ownerUserId` (a person or service account, whose identity it
+ * carries); the secret is in the result once and never again. Who may create which key is
+ * decided by identity/api-keys.ts.
+ */
 export async function createApiKey(
   sql: Tx,
-  input: { orgId: string; name: string; createdBy: string | null; secret?: string },
+  input: {
+    orgId: string;
+    name: string;
+    createdBy: string | null;
+    ownerUserId: string;
+    actAsAllowed?: boolean;
+    secret?: string;
+  },
 ): Promise<{ key: ApiKeyRow; secret: string }> {
   // A preset secret (COUNTERSIGN_API_KEY) is accepted as given; it is hashed like any other,
   // and its id is the one it carries so authentication finds it.
@@ -35,6 +46,8 @@ export async function createApiKey(
     name: input.name,
     secretHash: minted.hash,
     createdBy: input.createdBy,
+    ownerUserId: input.ownerUserId,
+    actAsAllowed: input.actAsAllowed ?? false,
   });
   return { key, secret: minted.secret };
 }

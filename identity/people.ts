@@ -7,7 +7,7 @@
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import { recordEvent } from '../governance/audit.ts';
 import type { QueryActor } from '../governance/query.ts';
-import { findApiKey } from '../store/api-keys.ts';
+import { findApiKey, revokeOwnedApiKeys } from '../store/api-keys.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { revokeAllUserGrants } from '../store/oauth.ts';
@@ -267,6 +267,8 @@ export async function updatePerson(
     mayManage(actor, [user.role, ...(input.role ? [input.role] : [])]);
     if (input.role !== undefined && input.role !== user.role) {
       notSelf(actor, user.id, 'change the role of');
+      if (user.service_account && input.role === 'super_admin')
+        throw validationFailed([{ path: 'role', message: 'a service account is never a super admin' }]);
       if (input.role !== 'super_admin') await keepASuperAdmin(tx, orgId, user);
       const from = user.role;
       user = await updateUser(tx, user.id, { role: input.role });
@@ -334,6 +336,8 @@ async function endAccess(tx: Tx, userId: string, reason: string) {
     sessions_ended: await revokeOtherSessions(tx, userId, null),
     tokens_revoked: await revokeAllPersonalTokens(tx, userId),
     ai_grants_revoked: await revokeAllUserGrants(tx, userId, reason),
+    // A key dies with its owner: enabling the owner again does not bring it back.
+    api_keys_revoked: await revokeOwnedApiKeys(tx, userId),
   };
 }
 

@@ -19,6 +19,8 @@ export interface UserRow {
   disabled_at: Date | null;
   /** Deleted people keep their row for the history that names them; they never sign in again. */
   deleted_at: Date | null;
+  /** A service account: owns API keys, never signs in, never super admin. */
+  service_account: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -52,6 +54,20 @@ export async function insertUser(
   const [row] = await sql<UserRow[]>`
     insert into users (id, org_id, email, name, role, password_hash)
     values (${user.id}, ${user.orgId}, ${user.email}, ${user.name}, ${user.role}, ${user.passwordHash})
+    returning *`;
+  return row!;
+}
+
+/** A service account: a user row without password whose only credentials are its API keys. */
+export async function insertServiceAccount(
+  sql: Tx,
+  account: { id: string; orgId: string; name: string; role: 'admin' | 'member' },
+): Promise<UserRow> {
+  // The e-mail column is required and unique; `.invalid` (RFC 2606) can never be a mailbox.
+  const [row] = await sql<UserRow[]>`
+    insert into users (id, org_id, email, name, role, password_hash, service_account)
+    values (${account.id}, ${account.orgId}, ${`${account.id}@service-account.invalid`}, ${account.name},
+      ${account.role}, null, true)
     returning *`;
   return row!;
 }

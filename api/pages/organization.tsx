@@ -1,7 +1,7 @@
 // The Organization page (admins, issue 12): API keys, agents and single sign-on, each created in
 // the UI with its secret shown once.
 import type { OrgAiClient } from '../../store/ai-clients.ts';
-import type { ApiKeyRow } from '../../store/api-keys.ts';
+import type { ApiKeyListing } from '../../store/api-keys.ts';
 import type { SsoConfigRow } from '../../store/sso.ts';
 import { Csrf, Flash, PostButton, when } from './components.tsx';
 
@@ -15,7 +15,9 @@ export interface AgentView {
 }
 
 export function OrganizationPage(props: {
-  keys: ApiKeyRow[];
+  keys: ApiKeyListing[];
+  /** The viewer may mark keys for x-act-as-user (a super admin; pages are always in person). */
+  superAdmin: boolean;
   agents: AgentView[];
   sso: SsoConfigRow | null;
   aiClients: OrgAiClient[];
@@ -55,26 +57,63 @@ export function OrganizationPage(props: {
 
       <h2 id="api-keys">API keys</h2>
       <p class="muted">
-        An API key (<code>x-api-key</code>) acts for the whole organization, unrestricted by data-protection
-        policies: give one to automations, not to people.
+        An API key (<code>x-api-key</code>) acts as its owner and never more: your key has your role, grants
+        and data-protection policy, and stops working when you are disabled or deleted. For an automation,
+        make a service account instead: its own role (member or admin), grants and policy, managed on the
+        People, database and policy pages like a person's.
       </p>
-      <form method="post" action="/organization/api-keys" class="row">
+      <form method="post" action="/organization/api-keys" id="api-key-form">
         <Csrf token={props.csrf} />
-        <div>
-          <label for="key-name">Name</label>
-          <input id="key-name" name="name" required maxlength={200} placeholder="e.g. deploy pipeline" />
+        <div class="row">
+          <div>
+            <label for="key-name">Name</label>
+            <input id="key-name" name="name" required maxlength={200} placeholder="e.g. deploy pipeline" />
+          </div>
+          <fieldset>
+            <legend>Owner</legend>
+            <label>
+              <input type="radio" name="owner" value="me" checked /> Me (acts as me)
+            </label>
+            <label>
+              <input type="radio" name="owner" value="service_account" /> A new service account, role{' '}
+              <select id="key-role" name="role" aria-label="Service account role">
+                <option value="member">member</option>
+                <option value="admin">admin</option>
+              </select>
+            </label>
+          </fieldset>
+          {props.superAdmin ? (
+            <label>
+              <input type="checkbox" name="act_as_allowed" value="true" /> May act for users (
+              <code>x-act-as-user</code>, never to review)
+            </label>
+          ) : null}
         </div>
         <button type="submit">Create API key</button>
       </form>
-      <ul class="plain">
+      <ul class="plain" id="api-key-list">
         {live.length === 0 ? <li class="muted">No active API key.</li> : null}
         {live.map((k) => (
-          <li>
+          <li data-key={k.id}>
             <strong>{k.name}</strong>{' '}
+            <span class="key-owner">
+              {k.owner_service_account
+                ? `service account ${k.owner_name ?? ''} (${k.owner_role ?? ''})`
+                : `owned by ${k.owner_email ?? 'nobody'} (${k.owner_role ?? ''})`}
+              {k.owner_disabled ? ' · owner disabled: the key does not work' : ''}
+              {k.act_as_allowed ? ' · may act for users' : ''}
+            </span>{' '}
             <span class="muted">
               created {when(k.created_at)} ·{' '}
               {k.last_used_at ? `last used ${when(k.last_used_at)}` : 'never used'}
             </span>{' '}
+            {props.superAdmin ? (
+              <PostButton
+                action={`/organization/api-keys/${k.id}/act-as`}
+                csrf={props.csrf}
+                label={k.act_as_allowed ? 'Forbid acting for users' : 'Allow acting for users'}
+              />
+            ) : null}{' '}
             <PostButton action={`/organization/api-keys/${k.id}/revoke`} csrf={props.csrf} label="Revoke" />
           </li>
         ))}

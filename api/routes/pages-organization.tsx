@@ -5,7 +5,8 @@ import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
 import type { AppError } from '../../core/errors.ts';
 import { setAiClientControl } from '../../governance/ai-clients.ts';
-import { createApiKey, revokeOrgApiKey } from '../../identity/manage.ts';
+import { issueApiKey, markApiKeyActAs } from '../../identity/api-keys.ts';
+import { revokeOrgApiKey } from '../../identity/manage.ts';
 import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../identity/sso.ts';
 import { listAgents, registerAgent, revokeAgent } from '../../registry/agents.ts';
 import { listOrgAiClients } from '../../store/ai-clients.ts';
@@ -43,12 +44,30 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   app.get('/organization', (c) => page(c, {}));
 
   app.post('/organization/api-keys', async (c) => {
-    const name = (c.get('form').name ?? '').trim();
+    const form = c.get('form');
+    const name = (form.name ?? '').trim();
     if (name === '' || name.length > 200)
       return redirectWith(c, '/organization', 'error', 'An API key needs a name.');
+    const role = form.role === 'admin' ? 'admin' : 'member';
+    const out = await attempt(() =>
+      issueApiKey(deps.sql, c.get('principal'), pageActor(c), {
+        name,
+        serviceAccount: form.owner === 'service_account' ? { role } : undefined,
+        actAsAllowed: form.act_as_allowed === 'true',
+      }),
+    );
+    if (!out.ok) return redirectWith(c, '/organization', 'error', out.error.detail);
+    return page(c, { created: { kind: 'key', name, secret: out.value.secret } });
+  });
+  app.post('/organization/api-keys/:id/act-as', async (c) => {
+    const id = c.req.param('id');
     const p = c.get('principal');
-    const { secret } = await createApiKey(deps.sql, { orgId: p.orgId, name, createdBy: p.userId });
-    return page(c, { created: { kind: 'key', name, secret } });
+    const key = (await listApiKeys(deps.sql, p.orgId)).find((k) => k.id === id && !k.revoked_at);
+    if (!key) return redirectWith(c, '/organization', 'error', 'No such API key.');
+    const out = await attempt(() => markApiKeyActAs(deps.sql, p, pageActor(c), id, !key.act_as_allowed));
+    return out.ok
+      ? redirectWith(c, '/organization', 'notice', 'The API key was updated.')
+      : redirectWith(c, '/organization', 'error', out.error.detail);
   });
   app.post('/organization/api-keys/:id/revoke', async (c) =>
     (await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id')))
@@ -151,6 +170,7 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       'Organization',
       <OrganizationPage
         keys={await listApiKeys(deps.sql, orgId)}
+        superAdmin={c.get('principal').role === 'super_admin'}
         agents={await listAgents(deps, orgId)}
         sso={await getSsoConfig(deps.sql, orgId)}
         aiClients={await listOrgAiClients(deps.sql, orgId)}

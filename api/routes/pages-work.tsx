@@ -235,8 +235,12 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       waiting && state && wf
         ? {
             step: waiting.name,
-            initiator:
-              initiator?.email ?? (row.initiator_api_key_id ? 'an organization API key' : row.trigger),
+            // A key's run is its owner's; the key is named beside them.
+            initiator: initiator
+              ? `${initiator.email}${row.initiator_api_key_id ? ' (with an API key)' : ''}`
+              : row.initiator_api_key_id
+                ? 'an API key'
+                : row.trigger,
             next: previewNextStep(wf.steps, waiting.name, state, row.inputs),
             refusal:
               approvalRefusal(

@@ -139,6 +139,19 @@ describe('a workflow with every step kind', () => {
     expect(notPermitted.body.detail).toMatch(/not among the approvers/);
     const key = await env.api('POST', path, { decision: 'approve' });
     expect(key.status).toBe(403);
+    // Even marked for acting by a super admin, a key never approves "as" a permitted approver.
+    const boss = await makeUser(env, 'super_admin', 'boss@example.test');
+    const keyId = `key_${env.svc.apiKey.split('_')[1]}`;
+    expect(
+      (await env.api('PATCH', `/api/v1/api-keys/${keyId}`, { act_as_allowed: true }, boss.bearer)).status,
+    ).toBe(204);
+    const acting = await env.api(
+      'POST',
+      path,
+      { decision: 'approve' },
+      { 'x-act-as-user': 'approver@example.test' },
+    );
+    expect(acting.status).toBe(403);
     const run = await env.waitRun(wf.id, runId, (r) => r.status === 'waiting_for_approval');
     expect(run.approvals).toEqual([]);
   });
