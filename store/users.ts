@@ -139,6 +139,8 @@ export interface PasswordSetupRow {
   user_id: string;
   secret_hash: string;
   created_by: string | null;
+  /** The organization API key the link was issued through, if any. */
+  created_by_key: string | null;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
@@ -146,13 +148,20 @@ export interface PasswordSetupRow {
 
 export async function insertPasswordSetup(
   sql: Tx,
-  p: { id: string; userId: string; secretHash: string; createdBy: string | null; expiresAt: Date },
+  p: {
+    id: string;
+    userId: string;
+    secretHash: string;
+    createdBy: string | null;
+    createdByKey: string | null;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   // A new link replaces any earlier one that was not used.
   await sql`update password_setups set used_at = now() where user_id = ${p.userId} and used_at is null`;
   await sql`
-    insert into password_setups (id, user_id, secret_hash, created_by, expires_at)
-    values (${p.id}, ${p.userId}, ${p.secretHash}, ${p.createdBy}, ${p.expiresAt})`;
+    insert into password_setups (id, user_id, secret_hash, created_by, created_by_key, expires_at)
+    values (${p.id}, ${p.userId}, ${p.secretHash}, ${p.createdBy}, ${p.createdByKey}, ${p.expiresAt})`;
 }
 
 export async function findPasswordSetup(sql: Tx, id: string): Promise<PasswordSetupRow | null> {
@@ -164,4 +173,12 @@ export async function usePasswordSetup(sql: Tx, id: string): Promise<boolean> {
   const rows =
     await sql`update password_setups set used_at = now() where id = ${id} and used_at is null returning id`;
   return rows.length > 0;
+}
+
+/** Spends the unused links for a person and those the person issued; how many. */
+export async function spendPasswordSetups(sql: Tx, userId: string): Promise<number> {
+  const rows = await sql`
+    update password_setups set used_at = now()
+    where used_at is null and (user_id = ${userId} or created_by = ${userId}) returning id`;
+  return rows.length;
 }

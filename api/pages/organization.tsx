@@ -198,6 +198,13 @@ export function OrganizationPage(props: {
         Register <code>{props.ssoRedirectUri}</code> as the redirect URI at your identity provider. People
         sign in with a verified email address; roles are changed on the People page.
       </p>
+      <p class="muted">
+        Only a super admin changes single sign-on, entering their password again: the identity provider
+        decides who signs in as whom. A sign-in reaches an existing account only once linked: the person signs
+        in with their password once, or the provider marks the email verified and it is in one of the domains
+        below.
+      </p>
+      {e.form ? <p class="error">{e.form}</p> : null}
       <form method="post" action="/organization/sso" class="card wide">
         <Csrf token={props.csrf} />
         <label for="sso-issuer">Issuer URL</label>
@@ -249,18 +256,39 @@ export function OrganizationPage(props: {
           A new account takes the highest role any of its claim values maps to, else the role above. Later
           sign-ins keep whatever role an admin gives on the People page.
         </p>
+        <label for="sso-domains">Email domains the organization owns (optional), e.g. example.com</label>
+        <input id="sso-domains" name="domains" value={(sso?.domains ?? []).join(' ')} autocomplete="off" />
+        {e.domains ? <div class="error small">{e.domains}</div> : null}
         <label class="check">
           <input type="checkbox" name="enabled" checked={sso?.enabled ?? true} /> Offer single sign-on on the
           sign-in page
         </label>
+        <label for="sso-password">Your password</label>
+        <input
+          id="sso-password"
+          name="current_password"
+          type="password"
+          autocomplete="current-password"
+          required
+        />
+        {e.current_password ? <div class="error small">{e.current_password}</div> : null}
         <button type="submit">Save single sign-on</button>
       </form>
       {sso ? (
-        <PostButton
-          action="/organization/sso/delete"
-          csrf={props.csrf}
-          label="Turn single sign-on off and forget its settings"
-        />
+        <form method="post" action="/organization/sso/delete" class="card wide">
+          <Csrf token={props.csrf} />
+          <label for="sso-delete-password">Your password</label>
+          <input
+            id="sso-delete-password"
+            name="current_password"
+            type="password"
+            autocomplete="current-password"
+            required
+          />
+          <button type="submit" class="bad">
+            Turn single sign-on off and forget its settings
+          </button>
+        </form>
       ) : null}
     </section>
   );

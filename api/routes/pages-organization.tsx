@@ -3,6 +3,7 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
+import type { AppError } from '../../core/errors.ts';
 import { setAiClientControl } from '../../governance/ai-clients.ts';
 import { issueApiKey, markApiKeyActAs } from '../../identity/api-keys.ts';
 import { revokeOrgApiKey } from '../../identity/manage.ts';
@@ -22,6 +23,17 @@ import {
   render,
 } from '../pages/session.tsx';
 import { SsoInput } from './sso.tsx';
+
+/** `value = role` lines of the settings form; a line without `=` is kept whole so it is named. */
+function roleMapOf(text: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === '') continue;
+    const at = line.lastIndexOf('=');
+    map[(at < 0 ? line : line.slice(0, at)).trim()] = at < 0 ? '' : line.slice(at + 1).trim();
+  }
+  return map;
+}
 
 export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
@@ -79,8 +91,8 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.post('/organization/sso', async (c) => {
     const f = c.get('form');
-    const orgId = c.get('principal').orgId;
-    const existing = await getSsoConfig(deps.sql, orgId);
+    const p = c.get('principal');
+    const existing = await getSsoConfig(deps.sql, p.orgId);
     // The stored secret is never shown back; left empty it is kept.
     const secret = f.client_secret ?? '';
     const parsed = v.safeParse(SsoInput, {
@@ -88,6 +100,9 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       client_id: (f.client_id ?? '').trim(),
       client_secret: secret === '' && existing ? 'kept' : secret,
       provision_role: f.provision_role === 'admin' || f.provision_role === 'member' ? f.provision_role : null,
+      role_claim: (f.role_claim ?? '').trim() || null,
+      role_map: roleMapOf(f.role_map ?? ''),
+      domains: (f.domains ?? '').split(/[\s,]+/).filter(Boolean),
       enabled: f.enabled === 'on',
     });
     if (!parsed.success) {
@@ -95,7 +110,15 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       for (const i of parsed.issues) errors[(v.getDotPath(i) ?? '').split('.')[0]!] ??= i.message;
       return page(c, { ssoErrors: errors }, 422);
     }
-    await setSsoConfig(deps, orgId, { ...parsed.output, client_secret: secret });
+    const out = await attempt(() =>
+      setSsoConfig(
+        deps,
+        p.orgId,
+        { principal: p, currentPassword: f.current_password },
+        { ...parsed.output, client_secret: secret },
+      ),
+    );
+    if (!out.ok) return ssoRefused(c, out.error);
     return redirectWith(c, '/organization', 'notice', 'Single sign-on saved.');
   });
   app.post('/organization/ai-clients', async (c) => {
@@ -114,9 +137,21 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   app.post('/organization/sso/delete', async (c) => {
-    await removeSsoConfig(deps.sql, c.get('principal').orgId);
+    const p = c.get('principal');
+    const out = await attempt(() =>
+      removeSsoConfig(deps.sql, p.orgId, { principal: p, currentPassword: c.get('form').current_password }),
+    );
+    if (!out.ok) return ssoRefused(c, out.error);
     return redirectWith(c, '/organization', 'notice', 'Single sign-on is off.');
   });
+
+  /** A refused SSO change: the password field's message beside it, anything else on top. */
+  function ssoRefused(c: PageContext, err: AppError) {
+    const field = err.errors?.[0];
+    return field?.path === 'current_password'
+      ? page(c, { ssoErrors: { current_password: field.message } }, 422)
+      : page(c, { ssoErrors: { form: err.detail } }, 403);
+  }
 
   async function page(
     c: PageContext,
@@ -124,7 +159,7 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       created?: { kind: 'key' | 'agent'; name: string; secret: string };
       ssoErrors?: Record<string, string>;
     },
-    status: 200 | 422 = 200,
+    status: 200 | 403 | 422 = 200,
   ) {
     const orgId = c.get('principal').orgId;
     // A page carrying a secret is never cached (STYLE.md 8).

@@ -6,7 +6,9 @@ import type { Deps } from '../../core/deps.ts';
 import { authenticateSession } from '../../identity/authenticate.ts';
 import { endSession, signInWithPassword } from '../../identity/manage.ts';
 import { ssoChoices } from '../../identity/sso.ts';
+import { confirmPendingLink, ssoLinkCookieName } from '../../identity/sso-accounts.ts';
 import { accountKey, buckets, forgive, recordFailure, retryAfter } from '../../identity/throttle.ts';
+import type { UserRow } from '../../store/users.ts';
 import type { AppEnv } from '../env.ts';
 import { csrfMatches, sessionCookieName } from '../middleware/auth.ts';
 import { clientAddress } from '../middleware/client-address.ts';
@@ -15,7 +17,7 @@ import { fromOwnOrigin } from '../middleware/same-origin.ts';
 import { Layout } from '../pages/layout.tsx';
 
 /** Password sign-in and sign-out for the web pages; both end in the same cookie session. */
-export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
+export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config' | 'keyring'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { baseUrl, rateLimits, trustedProxies } = deps.config;
 
@@ -64,6 +66,7 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
       return c.html(<LoginPage next={next} error="Wrong email or password." />, 401);
     }
     await forgive(deps.sql, limited.slice(0, 2));
+    await linkBroughtSso(c, deps, session.user);
     await endPresentedSession(c, deps);
     setSessionCookie(c, deps.config, session.cookie);
     // 303: the browser follows with GET, so a reload never re-posts the password.
@@ -91,6 +94,22 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
     return c.redirect('/login', 303);
   });
   return app;
+}
+
+/**
+ * An SSO sign-in that met this person's existing account left a sealed cookie in this browser
+ * (api/routes/sso.tsx); their password now confirms the link (identity/sso-accounts.ts).
+ */
+async function linkBroughtSso(
+  c: Context<AppEnv>,
+  deps: Pick<Deps, 'sql' | 'config' | 'keyring'>,
+  user: UserRow,
+): Promise<void> {
+  const name = ssoLinkCookieName(deps.config.baseUrl);
+  const sealed = getCookie(c, name);
+  if (sealed === undefined) return;
+  await confirmPendingLink(deps, sealed, user);
+  deleteCookie(c, name, { path: '/', secure: name.startsWith('__Host-') });
 }
 
 /** A sign-in replaces the session the browser had: the old one ends rather than lingering. */

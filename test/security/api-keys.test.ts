@@ -274,7 +274,8 @@ describe('service accounts', () => {
 
   it('are never made super admin later either', async () => {
     const key = await newKey(rootKey(), { service_account: { role: 'admin' } });
-    const res = await call('PATCH', `/api/v1/users/${key.owner!.user_id}`, rootKey(), {
+    // Even a super admin in person (no key may grant super admin at all) cannot.
+    const res = await call('PATCH', `/api/v1/users/${key.owner!.user_id}`, await person('super_admin'), {
       role: 'super_admin',
     });
     expect(res.status).toBe(422);
