@@ -15,11 +15,20 @@ let browser: Browser;
 beforeAll(async () => {
   host = await startMetadataHost();
   [svc, strict, untrusting] = await Promise.all([
-    startTestService({ env: { OAUTH_CIMD_ALLOW_HOSTS: 'localhost', OAUTH_CIMD_CA_FILE: host.caFile } }),
+    startTestService({
+      // Only the metadata-document exemption: loopback stays refused for everything else.
+      env: {
+        OAUTH_CIMD_ALLOW_HOSTS: `localhost:${host.port}`,
+        OAUTH_CIMD_CA_FILE: host.caFile,
+        COUNTERSIGN_OUTBOUND_ALLOW: '',
+      },
+    }),
     // Production defaults: no host exempt from the address check.
-    startTestService({ env: { OAUTH_CIMD_CA_FILE: host.caFile } }),
+    startTestService({ env: { OAUTH_CIMD_CA_FILE: host.caFile, COUNTERSIGN_OUTBOUND_ALLOW: '' } }),
     // localhost reachable, but the test CA not trusted: TLS verification must refuse the host.
-    startTestService({ env: { OAUTH_CIMD_ALLOW_HOSTS: 'localhost' } }),
+    startTestService({
+      env: { OAUTH_CIMD_ALLOW_HOSTS: `localhost:${host.port}`, COUNTERSIGN_OUTBOUND_ALLOW: '' },
+    }),
   ]);
   browser = new Browser(svc);
   await browser.signIn('/', svc.admin.email, svc.admin.password);
