@@ -89,10 +89,14 @@ describe('the outbound network policy', () => {
 
   it('limits ports when asked (metadata documents), unless an entry names the port', async () => {
     const onlyPorts = [443];
-    expect(await failure(policy().target(new URL('https://public.example:8443/'), { onlyPorts }))).toBe('port');
+    expect(await failure(policy().target(new URL('https://public.example:8443/'), { onlyPorts }))).toBe(
+      'port',
+    );
     expect(await failure(policy().target(new URL('https://public.example/'), { onlyPorts }))).toBe('allowed');
     const listed = policy('public.example:8443');
-    expect(await failure(listed.target(new URL('https://public.example:8443/'), { onlyPorts }))).toBe('allowed');
+    expect(await failure(listed.target(new URL('https://public.example:8443/'), { onlyPorts }))).toBe(
+      'allowed',
+    );
   });
 });
 
