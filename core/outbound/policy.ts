@@ -132,13 +132,14 @@ export class OutboundPolicy {
   }
 }
 
+/** What the policy reads from the configuration. */
+export type PolicyConfig = Pick<
+  Config,
+  'outboundAllow' | 'host' | 'port' | 'baseUrl' | 'internalUrl' | 'temporalAddress' | 'temporalUiUrl'
+>;
+
 /** The policy of a configuration: its exceptions and the endpoints it must never reach. */
-export function policyFor(
-  config: Pick<
-    Config,
-    'outboundAllow' | 'host' | 'port' | 'baseUrl' | 'internalUrl' | 'temporalAddress' | 'temporalUiUrl'
-  >,
-): OutboundPolicy {
+export function policyFor(config: PolicyConfig): OutboundPolicy {
   const endpoints: Endpoint[] = [{ host: config.host, port: config.port }];
   for (const u of [config.baseUrl, config.internalUrl, config.temporalUiUrl]) {
     const e = u ? urlEndpoint(u) : null;
@@ -153,7 +154,7 @@ export function policyFor(
 
 const cache = new WeakMap<object, OutboundPolicy>();
 /** One policy per configuration object (the configuration is read once per process). */
-export function outboundPolicy(config: Parameters<typeof policyFor>[0]): OutboundPolicy {
+export function outboundPolicy(config: PolicyConfig): OutboundPolicy {
   let policy = cache.get(config);
   if (!policy) {
     policy = policyFor(config);
