@@ -46,6 +46,7 @@ type Endpoint = { host: string; port: number };
 
 export class OutboundPolicy {
   private readonly protectedEndpoints: Endpoint[];
+  private readonly endpointAddresses = new Map<string, { at: number; addresses: string[] }>();
 
   constructor(
     private readonly allow: AllowEntry[],
@@ -124,10 +125,17 @@ export class OutboundPolicy {
   private async addressesOf(host: string): Promise<string[]> {
     if (host === '0.0.0.0' || host === '::') return localAddresses();
     if (isIP(host)) return [host];
+    // The control plane's names (e.g. `temporal` in a compose file) rarely change: looked up at
+    // most once a minute, not on every outbound request.
+    const hit = this.endpointAddresses.get(host);
+    if (hit && Date.now() - hit.at < 60_000) return hit.addresses;
     try {
-      return (await this.resolve(host)).map((a) => a.address);
+      const addresses = (await this.resolve(host)).map((a) => a.address);
+      this.endpointAddresses.set(host, { at: Date.now(), addresses });
+      return addresses;
     } catch {
-      return [];
+      // Unresolvable now: nothing to compare against (asked again next time).
+      return hit?.addresses ?? [];
     }
   }
 }
