@@ -1,4 +1,5 @@
 import type { Deps } from '../core/deps.ts';
+import { outboundPolicy } from '../core/outbound/policy.ts';
 import { createChatClient } from '../integrations/chat.ts';
 import type { RunState } from '../workflows/types.ts';
 import { type ApiStepInput, callApiStep } from './api.ts';
@@ -15,7 +16,7 @@ export type ActivityDeps = Pick<Deps, 'sql' | 'keyring' | 'logger' | 'config' | 
  * retry policies can tell "try again" from "this will never work" (activities/failures.ts).
  */
 export function createActivities(deps: ActivityDeps) {
-  const chat = createChatClient(deps.config);
+  const chat = createChatClient(deps.config, outboundPolicy(deps.config));
   const mapped =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {

@@ -48,6 +48,8 @@ const bench: Bench = {
       TEMPORAL_NAMESPACE: t.namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,
       LOG_LEVEL: 'silent',
+      // The receiver listens on loopback, which the outbound network policy refuses by default.
+      COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
     });
     const deps = await buildDeps(config, {
       storeUrl: store.url,

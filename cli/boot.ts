@@ -2,6 +2,7 @@ import type { LoadedDataConverter } from '@temporalio/common';
 import type { Config } from '../config/env.ts';
 import type { Deps } from '../core/deps.ts';
 import { createLogger } from '../core/logger.ts';
+import { outboundPolicy } from '../core/outbound/policy.ts';
 import { dataConverters, serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal, type TemporalHandle } from '../core/temporal.ts';
 import { chatRequestNotifier, type RequestNotifier } from '../governance/notify.ts';
@@ -62,7 +63,10 @@ export async function buildDeps(
 
 /** The reviewers' notifier: the database's chat channel through the configured chat service. */
 export function requestNotifier(config: Config, sql: Sql, logger: Deps['logger']): RequestNotifier {
-  const chat = createChatClient({ chatApiUrl: config.chatApiUrl, chatBotToken: config.chatBotToken });
+  const chat = createChatClient(
+    { chatApiUrl: config.chatApiUrl, chatBotToken: config.chatBotToken },
+    outboundPolicy(config),
+  );
   return chatRequestNotifier({ sql, logger, baseUrl: config.baseUrl }, (m) => chat.post(m));
 }
 

@@ -3,6 +3,7 @@
 // API, and `agent` loads neither. `npm run bench -- processes` measures the result.
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
+import { keepServingOnSocketErrors } from '../core/last-resort.ts';
 import { UsageError } from './errors.ts';
 
 const usage = (agentUsage: string) => `countersign <command> [options]
@@ -41,6 +42,7 @@ const commands: Record<string, Command> = {
       temporalAddress: requireTemporal(config),
       dev: false,
     });
+    keepServingOnSocketErrors(deps.logger);
     await bootstrapAndAnnounce(deps);
     // --with-worker: one process runs both, so workflow query steps reach databases behind an
     // agent whose tunnel this process holds (agent/README.md "Replicas").
@@ -70,6 +72,7 @@ const commands: Record<string, Command> = {
       temporalAddress: null,
       dev: false,
     });
+    keepServingOnSocketErrors(deps.logger);
     // Issue 14.1: a worker started before any API process still finds the search attributes its
     // runs carry (or stops naming the command to create them).
     const [{ connectTemporal }, { ensureSearchAttributes }] = await Promise.all([

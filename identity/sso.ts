@@ -3,6 +3,8 @@
 // authorization code flow with PKCE, state and nonce).
 import * as oauth from 'oauth4webapi';
 import type { Config } from '../config/env.ts';
+import { policyFetch } from '../core/outbound/fetch.ts';
+import { outboundPolicy, type PolicyConfig } from '../core/outbound/policy.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -19,7 +21,7 @@ import { auditSsoChange, requireSsoAuthority, type SsoChanger } from './sso-auth
 
 export { SsoError, SsoLinkRequired } from './sso-accounts.ts';
 
-type SsoDeps = { sql: Sql; keyring: Keyring; config: Pick<Config, 'baseUrl'> };
+type SsoDeps = { sql: Sql; keyring: Keyring; config: Pick<Config, 'baseUrl'> & PolicyConfig };
 
 /** The round trip's state lives in a sealed cookie, not in memory (any api replica can finish it). */
 const LOGIN_CONTEXT = 'sso-login';
@@ -102,7 +104,7 @@ interface Relying {
   as: oauth.AuthorizationServer;
   client: oauth.Client;
   auth: oauth.ClientAuth;
-  options: { [oauth.allowInsecureRequests]?: boolean };
+  options: { [oauth.allowInsecureRequests]?: boolean; [oauth.customFetch]: typeof fetch };
 }
 
 async function relyingParty(deps: SsoDeps, cfg: SsoConfigRow): Promise<Relying> {
@@ -110,7 +112,15 @@ async function relyingParty(deps: SsoDeps, cfg: SsoConfigRow): Promise<Relying> 
   // Plain http only for an identity provider on the loopback interface (development, tests).
   const insecure =
     issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
-  const options = insecure ? { [oauth.allowInsecureRequests]: true } : {};
+  const options = {
+    ...(insecure ? { [oauth.allowInsecureRequests]: true } : {}),
+    // Discovery, token and userinfo requests go through the outbound network policy like every
+    // connection the service opens: an issuer on a private address needs the operator's consent.
+    [oauth.customFetch]: policyFetch(outboundPolicy(deps.config), {
+      timeoutMs: 10_000,
+      maxBodyBytes: 1024 * 1024,
+    }),
+  };
   let as: oauth.AuthorizationServer;
   try {
     as = await oauth.processDiscoveryResponse(

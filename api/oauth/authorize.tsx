@@ -13,6 +13,7 @@ import {
 } from '../../identity/oauth-authorize.ts';
 import { redirectDisplay } from '../../identity/oauth-redirect.ts';
 import type { AppEnv } from '../env.ts';
+import { clientAddress } from '../middleware/client-address.ts';
 import { contentSecurityPolicy, formActionSource } from '../middleware/csp.ts';
 import { oauthErrorRedirect } from './errors.ts';
 import { ErrorCard, formCsrfOk, page, pageSession } from './pages.tsx';
@@ -114,7 +115,7 @@ async function checked(
   params: URLSearchParams,
 ): Promise<AuthorizationRequest | Response> {
   try {
-    return await checkAuthorizationRequest(deps, params);
+    return await checkAuthorizationRequest(deps, params, clientAddress(c, deps.config.trustedProxies));
   } catch (err) {
     if (err instanceof AuthorizationPageError) {
       deps.logger.info({ reason: err.reason }, 'authorization request refused');

@@ -70,6 +70,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     TEMPORAL_TASK_QUEUE: `test-${newId('run').slice(-10).toLowerCase()}`,
     // Every test client registers from 127.0.0.1; test/security/limits.test.ts checks the real default.
     OAUTH_REGISTRATIONS_PER_ADDRESS: '100',
+    // The test peers (chat, tracker, HTTP receivers) listen on loopback, which the outbound
+    // network policy refuses by default; test/security/outbound.test.ts checks the default.
+    COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
     ...(options.env ?? {}),
   });
   const logs: string[] = [];

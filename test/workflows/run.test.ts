@@ -268,16 +268,26 @@ describe('condition steps and failures', () => {
     expect(env.receiver.requests.filter((r) => r.path === '/broken')).toHaveLength(1);
   });
 
-  it('refuses link-local and metadata addresses without retrying', async () => {
-    const wf = await create({
-      name: 'metadata',
-      steps: [
-        { name: 'steal', action: { __type__: 'api', endpoint: 'http://169.254.169.254/latest/meta-data/' } },
-      ],
-    });
-    const run = await env.waitRun(wf.id, await runWorkflow(env, wf.id));
-    expect(run.status).toBe('failed');
-    expect(run.error).toMatch(/refused/);
+  it('refuses link-local and metadata addresses when the definition is saved', async () => {
+    // The run-time check (and the network namespace that keeps a regression on this machine) is
+    // in test/security/outbound.test.ts.
+    const res = await env.api<{ errors: Array<{ path: string; message: string }> }>(
+      'POST',
+      '/api/v1/workflows',
+      {
+        name: 'metadata',
+        steps: [
+          {
+            name: 'steal',
+            action: { __type__: 'api', endpoint: 'http://169.254.169.254/latest/meta-data/' },
+          },
+        ],
+      },
+    );
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([
+      { path: 'steps.0.action.endpoint', message: expect.stringMatching(/refused by the network policy/) },
+    ]);
   });
 
   it('a rejection fails the run', async () => {

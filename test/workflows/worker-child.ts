@@ -25,6 +25,8 @@ export function startWorkerProcess(
       CHAT_API_URL: c.chatApiUrl,
       CHAT_BOT_TOKEN: c.chatBotToken ?? '',
       BASE_URL: c.baseUrl,
+      // The peers listen on loopback (test/helpers/service.ts allows it the same way).
+      COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
