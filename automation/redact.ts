@@ -18,6 +18,12 @@ type Reader = Principal;
 type Verdict = string | null;
 
 /**
+ * Verdicts already reached for one reader, by protection record: one request that judges many
+ * outputs of the same runs (the codec endpoint decoding a history) reads the store once per record.
+ */
+export type VerdictMemo = Map<string, Promise<Verdict>>;
+
+/**
  * The run's state as `reader` may see it, and the run's error likewise. Organization keys act
  * for the organization and see everything. Fail closed: a query output without a record of its
  * policy (a run from before the record existed) is hidden from people.
@@ -28,9 +34,10 @@ export async function redactRun(
   state: RunState | null,
   error: string | null,
   run?: RunOrigin,
+  memo: VerdictMemo = new Map(),
 ): Promise<{ state: RunState | null; error: string | null }> {
   if (reader.kind !== 'user') return { state, error };
-  const seen = await redactOutputs(deps, reader, state, error);
+  const seen = await redactOutputs(deps, reader, state, error, memo);
   return run ? hideErrors(deps, reader, seen, run) : seen;
 }
 
@@ -103,14 +110,10 @@ async function redactOutputs(
   reader: Reader & { kind: 'user' },
   state: RunState | null,
   error: string | null,
+  memo: VerdictMemo,
 ): Promise<{ state: RunState | null; error: string | null }> {
   if (state === null) return { state, error };
-  const verdicts = new Map<string, Promise<Verdict>>();
-  const verdictOn = (rec: OutputProtection) => {
-    const key = `${rec.database_id}|${rec.policy_id}|${rec.policy_version}`;
-    if (!verdicts.has(key)) verdicts.set(key, judge(deps, reader, rec));
-    return verdicts.get(key)!;
-  };
+  const verdictOn = (rec: OutputProtection) => remembered(deps, reader, rec, memo);
   let taint: string | null = null;
   const steps: StepState[] = [];
   for (const step of state.steps) {
@@ -155,10 +158,26 @@ export async function outputVerdict(
   deps: Pick<Deps, 'sql'>,
   reader: Reader,
   output: object,
+  memo: VerdictMemo = new Map(),
 ): Promise<Verdict> {
   if (reader.kind !== 'user') return null;
   const rec = protectionOf(output);
-  return rec ? judge(deps, reader, rec) : 'it was computed before outputs recorded their policy';
+  return rec ? remembered(deps, reader, rec, memo) : 'it was computed before outputs recorded their policy';
+}
+
+function remembered(
+  deps: Pick<Deps, 'sql'>,
+  reader: Reader & { kind: 'user' },
+  rec: OutputProtection,
+  memo: VerdictMemo,
+): Promise<Verdict> {
+  const key = `${rec.database_id}|${rec.policy_id}|${rec.policy_version}`;
+  let verdict = memo.get(key);
+  if (!verdict) {
+    verdict = judge(deps, reader, rec);
+    memo.set(key, verdict);
+  }
+  return verdict;
 }
 
 async function judge(deps: Pick<Deps, 'sql'>, reader: Reader & { kind: 'user' }, rec: OutputProtection) {

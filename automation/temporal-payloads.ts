@@ -18,7 +18,7 @@ import type { UserPrincipal } from '../identity/principal.ts';
 import { findOrgRun } from '../store/temporal-owners.ts';
 import { stateQuery } from '../workflows/messages.ts';
 import type { RunState } from '../workflows/types.ts';
-import { hideRows, isRows, note, outputVerdict, redactRun } from './redact.ts';
+import { hideRows, isRows, note, outputVerdict, redactRun, type VerdictMemo } from './redact.ts';
 
 type CodecDeps = Pick<Deps, 'sql' | 'temporal'>;
 
@@ -41,9 +41,11 @@ export async function decodeForReader(
   // An organization is bound into every payload's encryption: its label cannot be changed.
   if (owners.some((o) => o.orgId !== reader.orgId))
     throw await refuse('a payload belongs to another organization');
+  // Every payload of a history is judged for the same reader: each protection record once.
+  const memo: VerdictMemo = new Map();
   const taints = new Map<string, string | null>();
   for (const id of runs) {
-    const taint = await runTaint(deps, reader, id);
+    const taint = await runTaint(deps, reader, id, memo);
     if (taint === undefined) throw await refuse(`run ${id} is not one you may read`);
     taints.set(id, taint);
   }
@@ -62,7 +64,7 @@ export async function decodeForReader(
       if (err instanceof PayloadDecryptError) throw await refuse('a payload cannot be decoded');
       throw err;
     }
-    const seen = await redactPayload(deps, reader, plain, taints.get(ownerOf(p).workflowId) ?? null);
+    const seen = await redactPayload(deps, reader, plain, taints.get(ownerOf(p).workflowId) ?? null, memo);
     if (seen !== plain) redacted++;
     out.push(seen);
   }
@@ -95,6 +97,7 @@ async function runTaint(
   deps: CodecDeps,
   reader: UserPrincipal,
   id: string,
+  memo: VerdictMemo,
 ): Promise<string | null | undefined> {
   const cron = /^cron-(wf_[0-9A-Za-z]+)/.exec(id);
   if (cron) return (await mayReadWorkflow(deps, reader, cron[1]!)) ? null : undefined;
@@ -103,12 +106,17 @@ async function runTaint(
   const state = row.state ?? (await liveState(deps, id));
   // Fail closed: without the run's state there is no telling what the run page would hide.
   if (state === null) return 'the run state is not available to check your data-protection policy';
-  const seen = await redactRun(deps, reader, state, row.error);
+  const origin = { orgId: row.org_id, workflowId: row.workflow_id, initiatorUserId: row.initiator_user_id };
+  const seen = await redactRun(deps, reader, state, row.error, origin, memo);
   const hidden = seen.state?.steps.find((s, i) => {
     const before = state.steps[i]?.output;
     return s.output !== before && typeof s.output === 'object' && s.output !== null && 'redacted' in s.output;
   });
-  return hidden ? `step ${hidden.name}: ${String((hidden.output as { redacted: unknown }).redacted)}` : null;
+  if (hidden) return `step ${hidden.name}: ${String((hidden.output as { redacted: unknown }).redacted)}`;
+  // Failure payloads carry the same error text the run page hides from this reader.
+  const errorHidden =
+    seen.error !== row.error || seen.state?.steps.some((s, i) => s.error !== state.steps[i]?.error);
+  return errorHidden ? 'its errors may quote values your data-protection policy hides' : null;
 }
 
 async function mayReadWorkflow(deps: CodecDeps, reader: UserPrincipal, workflowId: string): Promise<boolean> {
@@ -123,17 +131,18 @@ async function redactPayload(
   reader: UserPrincipal,
   p: Payload,
   taint: string | null,
+  memo: VerdictMemo,
 ): Promise<Payload> {
   const encoding = p.metadata?.encoding ? Buffer.from(p.metadata.encoding).toString('utf8') : '';
   if (encoding !== JSON_ENCODING)
     return taint === null ? p : jsonPayload({ redacted: `values hidden: ${taint}` });
   const value: unknown = JSON.parse(Buffer.from(p.data ?? []).toString('utf8'));
   if (isRunState(value)) {
-    const seen = (await redactRun(deps, reader, value, null)).state;
+    const seen = (await redactRun(deps, reader, value, null, undefined, memo)).state;
     return seen === value ? p : jsonPayload(seen);
   }
   if (isRows(value)) {
-    const why = await outputVerdict(deps, reader, value);
+    const why = await outputVerdict(deps, reader, value, memo);
     return why === null ? p : jsonPayload(hideRows(value, why));
   }
   return taint === null ? p : jsonPayload({ redacted: note(taint) });
