@@ -35,19 +35,24 @@ export async function beginScheduledRun(
   // A cron run has no one to ask for inputs: it runs with their defaults (a schedule needs one for
   // every input, automation/validate.ts).
   const inputs = parseInputs(wf.inputs, {}, { fromText: false });
-  await runs.insertRun(deps.sql, {
-    id: input.runId,
-    workflow_id: wf.id,
-    org_id: wf.org_id,
-    trigger: 'cron',
-    initiator_user_id: null,
-    initiator_api_key_id: null,
-    inputs,
-  });
-  return buildSnapshot(deps.config, wf, {
+  const snapshot = buildSnapshot(deps.config, wf, {
     runId: input.runId,
     trigger: 'cron',
     initiatorUserId: null,
     inputs,
   });
+  await runs.insertRun(
+    deps.sql,
+    {
+      id: input.runId,
+      workflow_id: wf.id,
+      org_id: wf.org_id,
+      trigger: 'cron',
+      initiator_user_id: null,
+      initiator_api_key_id: null,
+      inputs,
+    },
+    snapshot,
+  );
+  return snapshot;
 }

@@ -1,5 +1,7 @@
 // Runs of a workflow: start (manual, API, tracker), read, list, cancel, approve. The Temporal
 // workflow id is the run id; the store keeps one row per run, finished by the run itself.
+
+import { createHash } from 'node:crypto';
 import {
   ApplicationFailure,
   WorkflowExecutionAlreadyStartedError,
@@ -14,6 +16,7 @@ import { recordEvent } from '../governance/audit.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';
+import { findIdempotentRun, type IdempotentStart, insertRunWithKey } from '../store/run-idempotency.ts';
 import * as runStore from '../store/workflow-runs.ts';
 import type { WorkflowRow } from '../store/workflows.ts';
 import type { interpretWorkflow } from '../workflows/interpret.ts';
@@ -21,6 +24,7 @@ import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workfl
 import { runSearchAttributes } from '../workflows/search-attributes.ts';
 import type { RunSnapshot, RunState, RunTrigger } from '../workflows/types.ts';
 import { redactRun } from './redact.ts';
+import { reconcileRun } from './run-sweep.ts';
 import { buildSnapshot } from './snapshot.ts';
 import { startFailureReason } from './start-failure.ts';
 
@@ -35,25 +39,71 @@ function temporalOf(deps: RunDeps): TemporalHandle {
   return deps.temporal;
 }
 
-/** Starts a run with JSON inputs (SPEC.md 4.1 run endpoint); returns the run id. */
+/** The caller's Idempotency-Key of a start (draft-ietf-httpapi-idempotency-key-header). */
+export interface StartKey {
+  key: string;
+}
+
+/**
+ * Starts a run with JSON inputs (SPEC.md 4.1 run endpoint); returns the run id. With an
+ * Idempotency-Key, a retry of the same request by the same caller names the run the first one
+ * started (and makes sure it was started); the same key with other inputs is refused.
+ */
 export async function startRun(
   deps: RunDeps,
   principal: Principal,
   workflowId: string,
   rawInputs: Record<string, unknown>,
+  idempotency: StartKey | null = null,
 ): Promise<string> {
   // run_permissions: a person who may not start it gets the 404 of a workflow that does not exist.
   const wf = await startableWorkflow(deps, principal, workflowId);
   const inputs = typedInputs(wf, rawInputs, false);
-  const runId = newId('run');
-  await launch(deps, wf, {
-    runId,
-    trigger: principal.kind === 'user' ? 'manual' : 'api',
+  const run = {
+    runId: newId('run'),
+    trigger: (principal.kind === 'user' ? 'manual' : 'api') as RunTrigger,
     initiatorUserId: principal.kind === 'user' ? principal.userId : null,
     initiatorApiKeyId: principal.kind === 'api_key' ? principal.apiKeyId : null,
     inputs,
-  });
-  return runId;
+  };
+  if (!idempotency) {
+    await launch(deps, wf, run);
+    return run.runId;
+  }
+  const key = {
+    caller: principal.kind === 'user' ? `user:${principal.userId}` : `key:${principal.apiKeyId}`,
+    key: idempotency.key,
+    requestHash: requestHash(inputs),
+  };
+  const earlier = await findIdempotentRun(deps.sql, wf.id, key.caller, key.key);
+  if (earlier) return replayStart(deps, earlier, key.requestHash);
+  return launch(deps, wf, run, key);
+}
+
+/** The answer to a repeated key: the earlier run, started now if its start was cut short. */
+async function replayStart(
+  deps: RunDeps,
+  earlier: { run_id: string; request_hash: string },
+  requestHash: string,
+): Promise<string> {
+  // Draft section 2.7: a key reused with another request payload is a 422.
+  if (earlier.request_hash !== requestHash)
+    throw validationFailed([
+      {
+        path: 'Idempotency-Key',
+        message: 'this key was used for a run with other inputs: use a new key for a new run',
+      },
+    ]);
+  await resumeStart(deps, earlier.run_id);
+  return earlier.run_id;
+}
+
+/** Inputs in a canonical order, hashed: what makes two requests with one key the same request. */
+function requestHash(inputs: Record<string, string | number | boolean>): string {
+  const sorted = Object.keys(inputs)
+    .sort()
+    .map((k) => [k, inputs[k]]);
+  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
 }
 
 /** Checks input values against the definition's types: a 422 naming the input. */
@@ -67,8 +117,10 @@ export function typedInputs(wf: WorkflowRow, raw: Record<string, unknown>, fromT
 }
 
 /**
- * Records the run and starts its Temporal workflow. Starting the same run id twice is a no-op
- * (REJECT_DUPLICATE), which makes a redelivered tracker webhook start nothing new.
+ * Records the run with its snapshot, then starts its Temporal execution under the run id. A
+ * process that stops in between leaves a row the run sweep starts (automation/run-sweep.ts), so
+ * a row never waits forever for an execution. Returns the run id: with an idempotency key taken
+ * by a concurrent request, that request's run.
  */
 export async function launch(
   deps: RunDeps,
@@ -81,10 +133,12 @@ export async function launch(
     inputs: Record<string, string | number | boolean>;
     resume?: RunSnapshot['resume'];
   },
-): Promise<void> {
+  idempotency?: IdempotentStart,
+): Promise<string> {
   if (wf.archived_at) throw conflict('the workflow is archived and can no longer run');
   const temporal = temporalOf(deps);
-  await runStore.insertRun(deps.sql, {
+  const snapshot = { ...buildSnapshot(deps.config, wf, run), ...(run.resume ? { resume: run.resume } : {}) };
+  const row = {
     id: run.runId,
     workflow_id: wf.id,
     org_id: wf.org_id,
@@ -92,24 +146,51 @@ export async function launch(
     initiator_user_id: run.initiatorUserId,
     initiator_api_key_id: run.initiatorApiKeyId,
     inputs: run.inputs,
-  });
-  const snapshot = { ...buildSnapshot(deps.config, wf, run), ...(run.resume ? { resume: run.resume } : {}) };
+  };
+  if (idempotency) {
+    const taken = await insertRunWithKey(deps.sql, row, snapshot, idempotency);
+    if (!taken.created) return replayStart(deps, taken, idempotency.requestHash);
+  } else {
+    await runStore.insertRun(deps.sql, row, snapshot);
+  }
   try {
-    await temporal.client.workflow.start<typeof interpretWorkflow>('interpretWorkflow', {
-      workflowId: run.runId,
-      taskQueue: temporal.taskQueue,
-      args: [snapshot],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: runSearchAttributes(wf.id, wf.org_id),
-      staticSummary: `${wf.name} (${run.trigger})`,
-    });
+    await startExecution(temporal, snapshot);
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
     const reason = startFailureReason(err);
     await runStore.failRunStart(deps.sql, run.runId, `the run could not be started: ${reason}`);
     deps.logger.error({ reason, runId: run.runId }, 'run start failed');
     throw new AppError(503, 'unavailable', 'Service unavailable', `the run could not be started: ${reason}`);
   }
+  return run.runId;
+}
+
+/**
+ * Starts the Temporal execution of a run from its snapshot. Idempotent: the workflow id is the run
+ * id, an execution already running under it is the one (USE_EXISTING), and one that has ended is
+ * never started again (REJECT_DUPLICATE), so a redelivered tracker webhook, a retried request and
+ * the sweep may all call it.
+ */
+export async function startExecution(temporal: TemporalHandle, snapshot: RunSnapshot): Promise<void> {
+  try {
+    await temporal.client.workflow.start<typeof interpretWorkflow>('interpretWorkflow', {
+      workflowId: snapshot.runId,
+      taskQueue: temporal.taskQueue,
+      args: [snapshot],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: runSearchAttributes(snapshot.workflowId, snapshot.orgId),
+      staticSummary: `${snapshot.workflowName} (${snapshot.trigger})`,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    throw err;
+  }
+}
+
+/** Starts a recorded run whose start may have been cut short (a replayed idempotent request). */
+async function resumeStart(deps: RunDeps, runId: string): Promise<void> {
+  const pending = await runStore.pendingSnapshot(deps.sql, runId);
+  if (pending) await startExecution(temporalOf(deps), pending);
 }
 
 /**
@@ -128,11 +209,32 @@ export async function getRun(
   runId: string,
 ): Promise<RunView> {
   await readableWorkflow(deps, principal, workflowId);
-  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  let row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
+  if (row.finished_at === null && deps.temporal && (await reconcileOnRead(deps, deps.temporal, row)))
+    row = (await runStore.findRun(deps.sql, principal.orgId, workflowId, runId)) ?? row;
   const state = row.state !== null || !deps.temporal ? row.state : await liveState(deps.temporal, runId);
   const seen = await redactRun(deps, principal, state, row.error);
   return { row: { ...row, error: seen.error }, state: seen.state };
+}
+
+/**
+ * Reconciles an unfinished run with Temporal before showing it (an execution ended from outside
+ * shows as such at once); true when the row changed. A Temporal that does not answer leaves the
+ * stored status, which the sweep settles later.
+ */
+async function reconcileOnRead(
+  deps: RunDeps,
+  temporal: TemporalHandle,
+  row: runStore.WorkflowRunRow,
+): Promise<boolean> {
+  // A start in progress elsewhere is not judged here (the sweep's age rule).
+  if (Date.now() - row.started_at.getTime() < 5000) return false;
+  try {
+    return (await reconcileRun({ ...deps, temporal }, row)) !== 'running';
+  } catch {
+    return false;
+  }
 }
 
 async function liveState(temporal: TemporalHandle, runId: string): Promise<RunState | null> {
@@ -264,8 +366,11 @@ export async function cancelRun(
   try {
     await temporalOf(deps).client.workflow.getHandle(runId).cancel();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw conflict('the run has already ended');
-    throw err;
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // A row whose execution was never started: canceling it settles it.
+    if (await runStore.settleRun(deps.sql, runId, 'canceled', 'the run was canceled before it started'))
+      return;
+    throw conflict('the run has already ended');
   }
 }
 
