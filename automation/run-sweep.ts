@@ -44,6 +44,8 @@ export async function reconcileRun(
     status = (await handle.describe()).status.name;
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // A start in progress in the process that wrote the row is not judged yet.
+    if (Date.now() - run.started_at.getTime() < MIN_AGE_SECONDS * 1000) return 'running';
     const snapshot = await runStore.pendingSnapshot(deps.sql, run.id);
     if (snapshot && Date.now() - run.started_at.getTime() < START_WINDOW_MS) {
       await startExecution(deps.temporal, snapshot);

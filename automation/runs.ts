@@ -228,8 +228,6 @@ async function reconcileOnRead(
   temporal: TemporalHandle,
   row: runStore.WorkflowRunRow,
 ): Promise<boolean> {
-  // A start in progress elsewhere is not judged here (the sweep's age rule).
-  if (Date.now() - row.started_at.getTime() < 5000) return false;
   try {
     return (await reconcileRun({ ...deps, temporal }, row)) !== 'running';
   } catch {
@@ -309,11 +307,24 @@ export async function retryRun(
   const starter =
     principal.kind === 'user' ? row.initiator_user_id === principal.userId : row.initiator_user_id === null;
   if (!starter) throw forbidden('only who started the run may retry it; start a new run instead');
-  if (row.status !== 'failed' || !row.state)
-    throw conflict(`only a failed run can be retried (this one ${row.status})`);
-  const fromIndex = row.state.steps.findIndex((s) => s.status === 'failed');
-  if (fromIndex < 0)
-    throw conflict('no step failed (a condition or a rejection ended the run): start a new run');
+  const fromIndex = row.state?.steps.findIndex((s) => s.status === 'failed') ?? -1;
+  const failedStep = row.state?.steps[fromIndex];
+  // A rejection is a person's decision (or an expiry recorded as one): running the approval
+  // again would only replay it. Runs recorded before `rejected` existed ended `failed`.
+  if (
+    row.status === 'rejected' ||
+    (failedStep && row.state?.approvals.some((a) => a.step === failedStep.name && a.decision === 'reject'))
+  )
+    throw conflict(
+      `the run was rejected at step ${failedStep?.name ?? '?'}: a rejection is final, start a new run to ask again`,
+    );
+  if ((row.status !== 'failed' && row.status !== 'expired') || !row.state)
+    throw conflict(
+      row.state || row.status !== 'failed'
+        ? `only a failed or expired run can be retried (this one ${row.status})`
+        : 'the run never started a step: start a new run',
+    );
+  if (fromIndex < 0) throw conflict('no step failed (a condition ended the run): start a new run');
   const same = row.state.steps
     .slice(0, fromIndex + 1)
     .every((s, i) => wf.steps[i]?.id === s.id && wf.steps[i]?.name === s.name);

@@ -12,7 +12,7 @@ import { LOCAL_STEPS_PATCH } from './activity-options.ts';
 import { refuseApproval } from './approval.ts';
 import { fullContext, messageOf } from './context.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from './messages.ts';
-import { activitiesFor, runStep, type StepRuntime, StopRun } from './steps.ts';
+import { ApprovalEnded, activitiesFor, runStep, type StepRuntime, StopRun } from './steps.ts';
 import type { RunSnapshot, RunState, StepDefinition } from './types.ts';
 
 /** Runs the steps of `snapshot` in order; resolves with the final state, or fails/cancels as the run did. */
@@ -113,6 +113,13 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
       for (const rest of state.steps.slice(current + 1)) rest.status = 'skipped';
       state.status = err.status;
       state.error = err.error;
+    } else if (err instanceof ApprovalEnded) {
+      if (st) {
+        st.status = 'failed';
+        st.error = err.error;
+      }
+      state.status = err.status;
+      state.error = st ? `step ${st.name}: ${err.error}` : err.error;
     } else if (isCancellation(err)) {
       if (st) st.status = 'canceled';
       state.status = 'canceled';
@@ -129,10 +136,11 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
   // Recorded even when the run was canceled: the store must learn how every run ended.
   await CancellationScope.nonCancellable(() => activitiesFor(runtime).finishRun(snapshot.runId, state));
   if (state.status === 'canceled') throw failure;
-  if (state.status === 'failed') {
+  if (state.status === 'failed' || state.status === 'rejected' || state.status === 'expired') {
     // Fail the Temporal execution too, so the Temporal UI and visibility agree with the store.
     throw ApplicationFailure.create({
-      type: 'RunFailed',
+      type:
+        state.status === 'failed' ? 'RunFailed' : state.status === 'rejected' ? 'RunRejected' : 'RunExpired',
       message: state.error ?? 'failed',
       nonRetryable: true,
     });

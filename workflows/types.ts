@@ -115,7 +115,29 @@ export interface OutputProtection {
   policy_version: string | null;
 }
 
-export type RunStatus = 'running' | 'waiting_for_approval' | 'succeeded' | 'failed' | 'canceled';
+/**
+ * `rejected`: an approver rejected (or an expiry with `on_timeout: "reject"` did), final;
+ * `expired`: an approval got no decision in time (`on_timeout: "fail"`), retryable like `failed`.
+ */
+export type RunStatus =
+  | 'running'
+  | 'waiting_for_approval'
+  | 'succeeded'
+  | 'failed'
+  | 'canceled'
+  | 'rejected'
+  | 'expired';
+
+/** Every run status, in the order lists and filters show them. */
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'running',
+  'waiting_for_approval',
+  'succeeded',
+  'failed',
+  'rejected',
+  'expired',
+  'canceled',
+];
 export type StepStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'skipped' | 'failed' | 'canceled';
 
 export interface StepState {
