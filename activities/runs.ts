@@ -32,15 +32,15 @@ export async function beginScheduledRun(
 ): Promise<RunSnapshot | null> {
   const wf = await findWorkflowById(deps.sql, input.workflowId);
   if (!wf || wf.archived_at !== null) return null;
-  // A cron run has no one to ask for inputs: it runs with their defaults (a schedule needs one for
-  // every input, automation/validate.ts).
-  const inputs = parseInputs(wf.inputs, {}, { fromText: false });
-  const snapshot = buildSnapshot(deps.config, wf, {
-    runId: input.runId,
-    trigger: 'cron',
-    initiatorUserId: null,
-    inputs,
-  });
+  // A cron run has no one to ask for inputs: it runs with their defaults, and without a value for
+  // the others (a step that needs one fails, naming it).
+  const defaulted = wf.inputs.filter((d) => d.default !== undefined && d.default !== null);
+  const inputs = parseInputs(defaulted, {}, { fromText: false });
+  const unsetInputs = wf.inputs.filter((d) => !defaulted.includes(d)).map((d) => d.key);
+  const snapshot = {
+    ...buildSnapshot(deps.config, wf, { runId: input.runId, trigger: 'cron', initiatorUserId: null, inputs }),
+    ...(unsetInputs.length > 0 ? { unsetInputs } : {}),
+  };
   await runs.insertRun(
     deps.sql,
     {

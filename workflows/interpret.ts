@@ -10,7 +10,7 @@ import {
 import { evaluateCondition } from '../expr/index.ts';
 import { LOCAL_STEPS_PATCH } from './activity-options.ts';
 import { refuseApproval } from './approval.ts';
-import { fullContext, messageOf } from './context.ts';
+import { fullContext, messageOf, unsetInputsOf } from './context.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from './messages.ts';
 import { ApprovalEnded, activitiesFor, runStep, type StepRuntime, StopRun } from './steps.ts';
 import type { RunSnapshot, RunState, StepDefinition } from './types.ts';
@@ -86,6 +86,11 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
     for (current = resume?.fromIndex ?? 0; current < snapshot.steps.length; current++) {
       const step = snapshot.steps[current]!;
       const st = state.steps[current]!;
+      const unset = unsetInputsOf(step, snapshot.unsetInputs ?? []);
+      if (unset.length > 0)
+        throw new Error(
+          `needs input ${unset.join(', ')}, which this run has no value for: a scheduled run gets none for an input without a default`,
+        );
       // SPEC.md 2.1: a step whose condition is false is skipped.
       if (step.condition !== null && !evaluateCondition(step.condition, fullContext(snapshot, state))) {
         st.status = 'skipped';

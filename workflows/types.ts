@@ -7,7 +7,7 @@ export interface InputDefinition {
   key: string;
   description: string;
   type: InputType;
-  /** Used when a run gives no value; a cron schedule needs one for every input (issue 16). */
+  /** Used when a run gives no value; a cron run has none for an input without a default. */
   default?: string | number | boolean | null;
 }
 
@@ -93,6 +93,11 @@ export interface RunSnapshot {
   /** The person who started the run; they may not approve it. Null for keys, cron and tracker. */
   initiatorUserId: string | null;
   inputs: Record<string, string | number | boolean>;
+  /**
+   * Inputs this run has no value for: a cron run gets none for an input without a default. A
+   * step that refers to one fails, naming it; the others run.
+   */
+  unsetInputs?: string[];
   steps: StepDefinition[];
   /** Where people can look at the run (chat messages link here). */
   runUrl: string;
