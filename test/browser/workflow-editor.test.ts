@@ -283,7 +283,8 @@ describe('the workflow editor (issue 16)', () => {
     await page.waitForURL((u) => /^\/workflows\/wf_/.test(u.pathname));
     await page.click('button:has-text("Start a run")');
     await page.waitForSelector('h1 .badge:has-text("waiting for approval")', { timeout: 20_000 });
-    await page.waitForSelector('h1 .badge:has-text("failed")', { timeout: 30_000 });
+    // Ends as the README says: rejected (by expiry), not failed.
+    await page.waitForSelector('h1 .badge:has-text("rejected")', { timeout: 30_000 });
     expect(await page.locator('.warning.error').first().textContent()).toContain('rejected on expiry');
     expect(await page.locator('li:has-text("expiry on gate")').count()).toBe(1);
   });
