@@ -1,9 +1,9 @@
-// Approval steps that can complete: every approver a step lists exists in the organization, and
-// enough people may approve to reach `reviews_required` (otherwise a run waits forever, or until
-// its expiry, for approvals nobody can give).
+// Approval steps that can complete: every approver a step lists exists in the organization, and a
+// step that lists its approvers by name lists at least `reviews_required` of them (otherwise a run
+// waits forever, or until its expiry, for approvals nobody can give).
 import type { FieldError } from '../core/errors.ts';
 import type { Tx } from '../store/db.ts';
-import { listUsers, type UserRow } from '../store/users.ts';
+import { listUsers } from '../store/users.ts';
 import type { Permission } from '../workflows/types.ts';
 
 interface StepLike {
@@ -30,24 +30,20 @@ export async function approverProblems(
           message: 'no such person in this organization',
         });
     }
+    // Only a rule of named people has a fixed number of approvers. A role's holders change as
+    // people join, so a role (or the default, admins) is never refused for being short today.
+    if (step.permissions.length === 0 || step.permissions.some((p) => !('user_id' in p))) continue;
     const required = step.action.reviews_required ?? 1;
-    // The same rule the run applies (workflows/approval.ts): each approver counts once, and a
-    // disabled person cannot sign in to approve.
-    const able = people.filter((u) => u.disabled_at === null && mayApprove(u, step.permissions)).length;
+    // Each approver counts once (workflows/approval.ts), and a disabled person cannot approve.
+    const able = new Set(
+      step.permissions.flatMap((p) =>
+        'user_id' in p && byId.get(p.user_id)?.disabled_at === null ? [p.user_id] : [],
+      ),
+    ).size;
     if (required > able)
       errors.push({
         path: `steps.${i}.action.reviews_required`,
-        message: `needs ${required} approvals but only ${able} ${able === 1 ? 'person' : 'people'} may approve (${who(step.permissions)}): lower it or add approvers`,
+        message: `needs ${required} approvals but only ${able} ${able === 1 ? 'person' : 'people'} may approve: lower it or list more approvers`,
       });
   }
-}
-
-function mayApprove(u: UserRow, permissions: readonly Permission[]): boolean {
-  if (permissions.length === 0) return u.role === 'admin' || u.role === 'super_admin';
-  return permissions.some((p) => ('user_id' in p ? p.user_id === u.id : p.role === u.role));
-}
-
-function who(permissions: readonly Permission[]): string {
-  if (permissions.length === 0) return 'admins and super admins';
-  return permissions.map((p) => ('user_id' in p ? `user ${p.user_id}` : `role ${p.role}`)).join(', ');
 }

@@ -43,14 +43,22 @@ describe('approval steps that can complete', () => {
     expect(checked.body.errors[0]!.path).toBe('steps.0.action.reviews_required');
   });
 
-  it('more approvals than people holding the role: 422', async () => {
+  it('a disabled approver does not count; a role is not counted (its holders change)', async () => {
+    const gone = await makeUser(env, 'member', 'checks.disabled@example.test');
+    await env.svc.deps.sql`update users set disabled_at = now() where id = ${gone.userId}`;
     const res = await env.api<Errors>(
       'POST',
       '/api/v1/workflows',
-      approvalWorkflow({ reviews_required: 2 }, [{ role: 'member' }]),
+      approvalWorkflow({ reviews_required: 2 }, [{ user_id: approver.userId }, { user_id: gone.userId }]),
     );
     expect(res.status).toBe(422);
     expect(res.body.errors[0]!.path).toBe('steps.0.action.reviews_required');
+    const byRole = await env.api(
+      'POST',
+      '/api/v1/workflows',
+      approvalWorkflow({ reviews_required: 3 }, [{ role: 'member' }]),
+    );
+    expect(byRole.status).toBe(201);
   });
 
   it('an approver id that does not exist: 422 naming it', async () => {
