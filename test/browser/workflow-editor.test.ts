@@ -161,6 +161,14 @@ describe('the workflow editor (issue 16)', () => {
     await cron.fill('0 9 * * MON-FRI');
     await expect.poll(() => admin.locator('#wf-cron-preview li').count()).toBe(5);
     expect(await admin.locator('#wf-cron-preview li').first().textContent()).toContain('09:00');
+    // An input without a default is allowed on a schedule; the editor says what a scheduled run does.
+    const noteDefault = admin.locator('.input-row').last().getByLabel('Default (optional)');
+    await noteDefault.fill('');
+    await expect
+      .poll(() => admin.locator('#wf-cron-preview .warning').textContent())
+      .toContain('scheduled runs get no value for note');
+    await noteDefault.fill('from the editor');
+    await expect.poll(() => admin.locator('#wf-cron-preview .warning').count()).toBe(0);
     await shot(admin, 'workflow-editor-laptop');
     await cron.fill('');
     await expect.poll(() => admin.locator('#wf-status').textContent()).toBe('No problems found.');
