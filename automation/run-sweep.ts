@@ -10,7 +10,7 @@ import type { TemporalHandle } from '../core/temporal.ts';
 import { pruneIdempotencyKeys } from '../store/run-idempotency.ts';
 import * as runStore from '../store/workflow-runs.ts';
 import type { RunState } from '../workflows/types.ts';
-import { startExecution } from './runs.ts';
+import { startExecution } from './execution.ts';
 
 type SweepDeps = Pick<Deps, 'sql' | 'logger'> & { temporal: TemporalHandle };
 

@@ -1,13 +1,7 @@
 // Runs of a workflow: start (manual, API, tracker), read, list, cancel, approve. The Temporal
 // workflow id is the run id; the store keeps one row per run, finished by the run itself.
-
 import { createHash } from 'node:crypto';
-import {
-  ApplicationFailure,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import type { TemporalHandle } from '../core/temporal.ts';
@@ -19,10 +13,9 @@ import { newId } from '../store/ids.ts';
 import { findIdempotentRun, type IdempotentStart, insertRunWithKey } from '../store/run-idempotency.ts';
 import * as runStore from '../store/workflow-runs.ts';
 import type { WorkflowRow } from '../store/workflows.ts';
-import type { interpretWorkflow } from '../workflows/interpret.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
-import { runSearchAttributes } from '../workflows/search-attributes.ts';
 import type { RunSnapshot, RunState, RunTrigger } from '../workflows/types.ts';
+import { startExecution } from './execution.ts';
 import { redactRun } from './redact.ts';
 import { reconcileRun } from './run-sweep.ts';
 import { buildSnapshot } from './snapshot.ts';
@@ -86,7 +79,7 @@ async function replayStart(
   earlier: { run_id: string; request_hash: string },
   requestHash: string,
 ): Promise<string> {
-  // Draft section 2.7: a key reused with another request payload is a 422.
+  // The draft's error handling: a key reused with another request payload is a 422.
   if (earlier.request_hash !== requestHash)
     throw validationFailed([
       {
@@ -162,29 +155,6 @@ export async function launch(
     throw new AppError(503, 'unavailable', 'Service unavailable', `the run could not be started: ${reason}`);
   }
   return run.runId;
-}
-
-/**
- * Starts the Temporal execution of a run from its snapshot. Idempotent: the workflow id is the run
- * id, an execution already running under it is the one (USE_EXISTING), and one that has ended is
- * never started again (REJECT_DUPLICATE), so a redelivered tracker webhook, a retried request and
- * the sweep may all call it.
- */
-export async function startExecution(temporal: TemporalHandle, snapshot: RunSnapshot): Promise<void> {
-  try {
-    await temporal.client.workflow.start<typeof interpretWorkflow>('interpretWorkflow', {
-      workflowId: snapshot.runId,
-      taskQueue: temporal.taskQueue,
-      args: [snapshot],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: runSearchAttributes(snapshot.workflowId, snapshot.orgId),
-      staticSummary: `${snapshot.workflowName} (${snapshot.trigger})`,
-    });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-    throw err;
-  }
 }
 
 /** Starts a recorded run whose start may have been cut short (a replayed idempotent request). */
