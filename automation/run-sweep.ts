@@ -9,6 +9,7 @@ import type { Deps } from '../core/deps.ts';
 import type { TemporalHandle } from '../core/temporal.ts';
 import { pruneIdempotencyKeys } from '../store/run-idempotency.ts';
 import * as runStore from '../store/workflow-runs.ts';
+import { stateQuery } from '../workflows/messages.ts';
 import type { RunState } from '../workflows/types.ts';
 import { startExecution } from './execution.ts';
 
@@ -56,13 +57,25 @@ export async function reconcileRun(
   }
   switch (status) {
     case 'TERMINATED':
-      return settle(deps, run.id, 'canceled', 'the run was terminated in Temporal, outside Countersign');
+      return settle(
+        deps,
+        run.id,
+        'canceled',
+        'the run was terminated in Temporal, outside Countersign',
+        true,
+      );
     case 'CANCELLED':
-      return settle(deps, run.id, 'canceled', 'the run was canceled in Temporal');
+      return settle(deps, run.id, 'canceled', 'the run was canceled in Temporal', true);
     case 'TIMED_OUT':
-      return settle(deps, run.id, 'failed', "the run's Temporal execution timed out");
+      return settle(deps, run.id, 'failed', "the run's Temporal execution timed out", true);
     case 'FAILED':
-      return settle(deps, run.id, 'failed', "the run's Temporal execution failed before recording its end");
+      return settle(
+        deps,
+        run.id,
+        'failed',
+        "the run's Temporal execution failed before recording its end",
+        true,
+      );
     case 'COMPLETED': {
       // The run's own record did not arrive; its result is the final state.
       const state = (await handle.result()) as RunState;
@@ -79,10 +92,42 @@ async function settle(
   id: string,
   status: 'failed' | 'canceled',
   reason: string,
+  ended = false,
 ): Promise<Settlement> {
-  if (await runStore.settleRun(deps.sql, id, status, reason))
+  const state = ended ? await lastState(deps.temporal, id, status, reason) : null;
+  if (await runStore.settleRun(deps.sql, id, status, reason, state))
     deps.logger.warn({ runId: id, status, reason }, 'settled a run its execution did not record');
   return 'settled';
+}
+
+/**
+ * The steps as the ended execution last had them (a query replays its history), with the steps
+ * it was in the middle of marked as the run ended; null when no worker answers in time.
+ */
+async function lastState(
+  temporal: TemporalHandle,
+  id: string,
+  status: 'failed' | 'canceled',
+  reason: string,
+): Promise<RunState | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const query = temporal.client.workflow.getHandle(id).query(stateQuery);
+  query.catch(() => {});
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), 3000);
+  });
+  try {
+    const state = await Promise.race([query, late]);
+    if (!state) return null;
+    const steps = state.steps.map((s) =>
+      s.status === 'running' || s.status === 'waiting' ? { ...s, status: status, error: reason } : s,
+    );
+    return { ...state, status, error: reason, steps };
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** One pass: claims a batch of unfinished runs and reconciles each. */

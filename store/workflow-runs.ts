@@ -75,10 +75,12 @@ export async function settleRun(
   id: string,
   status: Exclude<RunStatus, 'running' | 'waiting_for_approval'>,
   error: string | null,
+  state: RunState | null = null,
 ): Promise<boolean> {
   const rows = await sql`
     update workflow_runs
-    set status = ${status}, error = ${error}, finished_at = now(), snapshot = null, checked_at = null
+    set status = ${status}, error = ${error}, finished_at = now(), snapshot = null, checked_at = null,
+        state = ${state ? sql.json(state as unknown as Parameters<Tx['json']>[0]) : null}
     where id = ${id} and finished_at is null
     returning id`;
   return rows.length > 0;

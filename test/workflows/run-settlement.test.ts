@@ -190,6 +190,8 @@ describe('runs ended in Temporal, outside Countersign', () => {
       const run = await env.api<RunView>('GET', `/api/v1/workflows/${waiting.id}/runs/${runId}`);
       expect(run.body).toMatchObject({ status: 'canceled' });
       expect(run.body.finished_at).not.toBeNull();
+      // The step it was waiting at ended with it (not left `waiting`).
+      expect(run.body.steps!.map((s) => s.status)).toEqual(['canceled']);
     } finally {
       stopSweep = startRunSweep(env.svc.deps, 500);
     }
