@@ -1,9 +1,11 @@
 import { headerContext } from '../automation/snapshot.ts';
 import type { Deps } from '../core/deps.ts';
+import { OutboundError } from '../core/outbound/errors.ts';
+import { outboundPolicy } from '../core/outbound/policy.ts';
+import { type OutboundResponse, outboundRequest } from '../core/outbound/request.ts';
 import { signServiceJwt } from '../identity/signing-keys.ts';
 import type { HttpMethod } from '../workflows/types.ts';
 import { nonRetryable } from './failures.ts';
-import { AddressRefusedError, safeRequest } from './http.ts';
 
 export interface ApiStepInput {
   runId: string;
@@ -59,9 +61,11 @@ export async function callApiStep(
       workflow_id: input.workflowId,
     });
   }
-  let res: Awaited<ReturnType<typeof safeRequest>>;
+  let res: OutboundResponse;
   try {
-    res = await safeRequest({
+    // core/outbound/policy.ts: the address is checked again here, against what the name resolves
+    // to now (it was checked when the definition was saved), and the socket goes to that address.
+    res = await outboundRequest(outboundPolicy(deps.config), {
       method: input.method,
       url,
       headers,
@@ -70,7 +74,10 @@ export async function callApiStep(
       maxBodyBytes: MAX_RESPONSE_BYTES,
     });
   } catch (err) {
-    if (err instanceof AddressRefusedError) throw nonRetryable('AddressRefused', err.message);
+    if (err instanceof OutboundError && err.failure === 'refused')
+      throw nonRetryable('AddressRefused', `refused: ${err.message}`);
+    if (err instanceof OutboundError && err.failure === 'too_large')
+      throw nonRetryable('ResponseTooLarge', err.message);
     throw err;
   }
   const text = res.body.toString('utf8');
@@ -81,7 +88,7 @@ export async function callApiStep(
       `expected status ${input.expectedStatus} but got ${res.status}${excerpt ? `: ${excerpt}` : ''}`,
     );
   }
-  return { status_code: res.status, body: parseBody(res.contentType, text) };
+  return { status_code: res.status, body: parseBody(res.headers['content-type'] ?? '', text) };
 }
 
 /** SPEC.md 2.1: `body` is the parsed JSON when the response is JSON, else the text. */

@@ -1,9 +1,10 @@
 import type { Deps } from '../core/deps.ts';
+import { outboundPolicy } from '../core/outbound/policy.ts';
 import { createChatClient } from '../integrations/chat.ts';
 import type { RunState } from '../workflows/types.ts';
 import { type ApiStepInput, callApiStep } from './api.ts';
 import { asFailure } from './failures.ts';
-import { type QueryStepInput, runQueryStep } from './query.ts';
+import { planQueryStep, type QueryStepInput, runQueryStep } from './query.ts';
 import { beginScheduledRun, finishRun, setRunStatus } from './runs.ts';
 
 /** What activities need: the store, secrets, the target-database pools and the configuration. */
@@ -15,7 +16,7 @@ export type ActivityDeps = Pick<Deps, 'sql' | 'keyring' | 'logger' | 'config' | 
  * retry policies can tell "try again" from "this will never work" (activities/failures.ts).
  */
 export function createActivities(deps: ActivityDeps) {
-  const chat = createChatClient(deps.config);
+  const chat = createChatClient(deps.config, outboundPolicy(deps.config));
   const mapped =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -27,6 +28,10 @@ export function createActivities(deps: ActivityDeps) {
     };
   return {
     runQueryStep: mapped((input: QueryStepInput) => runQueryStep(deps, input)),
+    planQueryStep: mapped(
+      (input: Pick<QueryStepInput, 'orgId' | 'credentialId' | 'query' | 'timeoutSeconds' | 'ctx'>) =>
+        planQueryStep(deps, input),
+    ),
     callApiStep: mapped((input: ApiStepInput) => callApiStep(deps, input)),
     postChatMessage: mapped((input: { channel: string; text: string; threadTs: string | null }) =>
       chat.post(input),

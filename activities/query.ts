@@ -1,7 +1,9 @@
+import { asyncLocalStorage } from '@temporalio/activity';
 import { policyFor } from '../automation/protection.ts';
 import type { Deps } from '../core/deps.ts';
 import { type EvalContext, renderSql } from '../expr/index.ts';
-import { type QueryActor, runGovernedQuery } from '../governance/query.ts';
+import { classifyStatement } from '../governance/classify.ts';
+import { DEFAULT_TIMEOUT_SECONDS, type QueryActor, runGovernedQuery } from '../governance/query.ts';
 import type { Tx } from '../store/db.ts';
 import { findUserById } from '../store/users.ts';
 import { findCredentialTarget } from '../store/workflows.ts';
@@ -11,10 +13,15 @@ import { nonRetryable } from './failures.ts';
 /** Rows a workflow query step keeps at most: outputs live in the run's Temporal history. */
 export const WORKFLOW_MAX_ROWS = 1000;
 
+/** How often a running query step tells Temporal its worker is alive (heartbeatTimeout: a few times this). */
+const HEARTBEAT_MS = 1000;
+
 export interface QueryStepInput {
   orgId: string;
   runId: string;
   workflowId: string;
+  /** Absent in runs begun before exactly-once steps: those run as they did. */
+  stepId?: string;
   credentialId: string;
   /** The SQL template; every `${}` becomes a bound parameter. */
   query: string;
@@ -46,6 +53,50 @@ export async function runQueryStep(
   deps: Pick<Deps, 'sql' | 'keyring' | 'logger' | 'pools'>,
   input: QueryStepInput,
 ): Promise<QueryStepOutput> {
+  const info = asyncLocalStorage.getStore()?.info;
+  // A regular activity heartbeats while its statement runs, so a worker that dies is noticed
+  // within the step's heartbeatTimeout, not its whole timeout (local ones cannot heartbeat).
+  const beat =
+    info && !info.isLocal ? setInterval(() => asyncLocalStorage.getStore()?.heartbeat(), HEARTBEAT_MS) : null;
+  try {
+    // A regular activity's attempt is known to Temporal: the write is settled across attempts.
+    const stepAttempt =
+      info && !info.isLocal && input.stepId
+        ? { runId: input.runId, stepId: input.stepId, attempt: info.attempt }
+        : undefined;
+    return await governedStep(deps, input, stepAttempt);
+  } finally {
+    if (beat) clearInterval(beat);
+  }
+}
+
+/** How a query step must be scheduled (workflows/activity-options.ts queryPlacement). */
+export interface QueryStepPlan {
+  /** The statement timeout it runs under: the step's own, else the credential's, else the default. */
+  timeoutSeconds: number;
+  /** Only a read may run as a local activity: a local attempt cannot be settled once (README). */
+  readOnly: boolean;
+}
+
+/** Looks up what the workflow needs to choose the step's timeouts and where it runs. */
+export async function planQueryStep(
+  deps: Pick<Deps, 'sql'>,
+  input: Pick<QueryStepInput, 'orgId' | 'credentialId' | 'query' | 'timeoutSeconds' | 'ctx'>,
+): Promise<QueryStepPlan> {
+  const target = await findCredentialTarget(deps.sql, input.orgId, input.credentialId);
+  if (!target) throw nonRetryable('NotFound', 'the credential of this query step no longer exists');
+  const { text } = renderSql(input.query, input.ctx, target.adapter);
+  return {
+    timeoutSeconds: input.timeoutSeconds ?? target.timeout ?? DEFAULT_TIMEOUT_SECONDS,
+    readOnly: (await classifyStatement(target.adapter, text)) === 'read',
+  };
+}
+
+async function governedStep(
+  deps: Pick<Deps, 'sql' | 'keyring' | 'logger' | 'pools'>,
+  input: QueryStepInput,
+  stepAttempt: { runId: string; stepId: string; attempt: number } | undefined,
+): Promise<QueryStepOutput> {
   const target = await findCredentialTarget(deps.sql, input.orgId, input.credentialId);
   if (!target) throw nonRetryable('NotFound', 'the credential of this query step no longer exists');
   // The placeholder style is the database's: values never enter the SQL text.
@@ -64,6 +115,7 @@ export async function runQueryStep(
       params,
       maxRows: WORKFLOW_MAX_ROWS,
       ...(input.timeoutSeconds !== null ? { timeoutSeconds: input.timeoutSeconds } : {}),
+      ...(stepAttempt ? { stepAttempt } : {}),
     },
   );
   // 'refuse' is the default: a credential that needs reviews is denied, never left pending.
@@ -80,7 +132,8 @@ export async function runQueryStep(
     num_rows: r.num_rows,
     truncated: r.truncated,
     protection:
-      before?.version === after?.version
+      // A recovered output was computed by an earlier attempt, under whichever policy applied then.
+      before?.version === after?.version && outcome.delivery !== 'recovered'
         ? {
             database_id: target.database_id,
             policy_id: before?.id ?? null,

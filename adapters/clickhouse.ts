@@ -127,6 +127,11 @@ class ClickhousePool implements AdapterPool {
       max_result_rows: String(options.maxRows + 1),
       result_overflow_mode: 'break',
     };
+    // ClickHouse has no transactions to make read-only; `readonly=1` on the query itself allows
+    // reads only, and forbids the statement's own SETTINGS from lifting it (ClickHouse docs,
+    // Settings › Permissions for queries). The other settings of this request are checked
+    // against the readonly value the request starts with, so they still apply.
+    if (options.readOnly) settings.readonly = '1';
     try {
       const { body, summary } = await this.run(
         text,

@@ -6,7 +6,7 @@ import { AdapterError } from './errors.ts';
 import { PLACEHOLDERS } from './placeholders.ts';
 import { postgresAdapter } from './postgres.ts';
 import { PoolRegistry } from './registry.ts';
-import type { Adapter, AdapterName, AdapterPool, ConnectionConfig } from './types.ts';
+import type { Adapter, AdapterName, AdapterPool, ConnectionConfig, SessionControl } from './types.ts';
 
 const LOADERS: Record<Exclude<AdapterName, 'postgres'>, () => Promise<Adapter>> = {
   mysql: async () => (await import('./mysql.ts')).mysqlAdapter,
@@ -51,6 +51,14 @@ class LazyPool implements AdapterPool {
   async close(): Promise<void> {
     if (this.pool) await (await this.pool).close();
   }
+
+  /** The loaded pool's; an engine without it has no two-phase commit and no tagged sessions. */
+  readonly sessions: SessionControl = {
+    twoPhase: async () => (await this.open()).sessions?.twoPhase() ?? false,
+    endTagged: async (prefix, waitMs) => (await this.open()).sessions?.endTagged(prefix, waitMs),
+    prepared: async (prefix) => (await this.open()).sessions?.prepared(prefix) ?? [],
+    finish: async (id, commit) => (await this.open()).sessions?.finish(id, commit) ?? false,
+  };
 }
 
 const ADAPTER_BY_NAME: Record<AdapterName, Adapter> = {

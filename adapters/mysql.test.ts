@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mysqlAdapter, mysqlOptions } from './mysql.ts';
+import { mysqlAdapter, mysqlOptions, xaSurvivesDisconnect } from './mysql.ts';
 import type { ConnectionConfig } from './types.ts';
 
 const base: ConnectionConfig = {
@@ -66,5 +66,16 @@ describe('mysql adapter configuration', () => {
 
   it('uses ? placeholders', () => {
     expect(mysqlAdapter.placeholder(2, 'x')).toBe('?');
+  });
+});
+
+describe('two-phase commit support', () => {
+  it('counts on XA only where a prepared transaction outlives its connection', () => {
+    expect(xaSurvivesDisconnect('10.11.19-MariaDB-0+deb12u1')).toBe(true);
+    expect(xaSurvivesDisconnect('10.5.2-MariaDB')).toBe(true);
+    expect(xaSurvivesDisconnect('10.4.30-MariaDB')).toBe(false);
+    expect(xaSurvivesDisconnect('8.0.36')).toBe(true);
+    expect(xaSurvivesDisconnect('5.7.6-log')).toBe(false);
+    expect(xaSurvivesDisconnect('unknown')).toBe(false);
   });
 });

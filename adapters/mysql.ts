@@ -14,9 +14,11 @@ import type {
   ParamValue,
   QueryResult,
   SchemaTable,
+  SessionControl,
 } from './types.ts';
 import {
   checkExecuteOptions,
+  checkSessionName,
   checkStatement,
   groupSchema,
   RowCollector,
@@ -27,6 +29,8 @@ import {
 const POOL_SIZE = 5;
 const CANCEL_GRACE_MS = 5_000;
 const ER_UNSUPPORTED_PS = 1295;
+/** XA COMMIT / XA ROLLBACK of an id that is not prepared. */
+const ER_XAER_NOTA = 'ER_XAER_NOTA';
 // Column types whose text mysql2 hands over with a space between date and time (dateStrings).
 const DATETIME_TYPES = new Set([7 /* TIMESTAMP */, 12 /* DATETIME */]);
 
@@ -77,6 +81,20 @@ function socketNamed(host: string, dialHost: string, port: number): Socket {
   return socket;
 }
 
+/** Statements of a read-only execute, before and after the caller's (exported for unit tests). */
+export const READ_ONLY_SESSION = 'SET SESSION TRANSACTION READ ONLY';
+export const READ_WRITE_SESSION = 'SET SESSION TRANSACTION READ WRITE';
+
+/** One statement of ours over the text protocol. */
+function simpleQuery(conn: PoolConnection, sql: string): Promise<void> {
+  return new Promise((resolve, reject) => conn.query(sql, (err) => (err ? reject(err) : resolve())));
+}
+
+/** A pooled connection goes back in the access mode every connection starts in. */
+function restoreAccessMode(conn: PoolConnection): Promise<void> {
+  return simpleQuery(conn, READ_WRITE_SESSION);
+}
+
 interface Outcome {
   fields: FieldPacket[];
   rows: RowCollector;
@@ -117,7 +135,12 @@ class MysqlPool implements AdapterPool {
     const conn = await this.connection(limitMs);
     const leftMs = Math.max(1, limitMs - (performance.now() - started));
     let timedOut = false;
-    let reusable = reusableAfter(kind);
+    // A tagged session is closed afterwards: lent on, its tag could be found by endTagged.
+    const tagged = options.tag !== undefined || options.prepareAs !== undefined;
+    let reusable = reusableAfter(kind) && !tagged;
+    const xa = options.prepareAs === undefined ? null : `'${checkSessionName(options.prepareAs)}'`;
+    // The tag leads the statement text: PROCESSLIST shows it while the statement runs.
+    const sql = options.tag === undefined ? text : `/* ${checkSessionName(options.tag)} */ ${text}`;
     let cut: NodeJS.Timeout | undefined;
     const abort = new AbortController();
     const cancel = setTimeout(() => {
@@ -130,12 +153,26 @@ class MysqlPool implements AdapterPool {
       }, CANCEL_GRACE_MS);
     }, leftMs);
     try {
-      const outcome = await this.run(conn, text, params, options.maxRows, abort.signal);
+      // Read-only: the session's access mode, not START TRANSACTION READ ONLY, because a DDL
+      // statement commits the open transaction first and would then run in read-write mode.
+      // The access mode applies to autocommitted statements too (MySQL docs, SET TRANSACTION).
+      if (options.readOnly) await simpleQuery(conn, READ_ONLY_SESSION);
+      if (xa) await this.plain(conn, `XA START ${xa}`);
+      const outcome = await this.run(conn, sql, params, options.maxRows, abort.signal);
       // A killed SLEEP() returns 1 instead of failing: past the limit, the result is not trusted.
       if (timedOut) throw new Error('interrupted');
       // The stream was abandoned mid-way: the connection is still receiving rows.
-      if (outcome.rows.truncated) reusable = false;
-      const messages = outcome.warnings > 0 && reusable ? await this.warnings(conn) : [];
+      const usable = !outcome.rows.truncated;
+      if (!usable) reusable = false;
+      const messages =
+        outcome.warnings > 0 && usable && (reusable || tagged) ? await this.warnings(conn) : [];
+      if (options.readOnly && reusable) await restoreAccessMode(conn).catch(() => (reusable = false));
+      if (xa) {
+        if (!usable) throw new AdapterError('a statement cut at the row limit cannot be prepared', 'query');
+        // A prepared XA transaction outlives its connection (MariaDB 10.5+, MySQL 5.7.7+).
+        await this.plain(conn, `XA END ${xa}`);
+        await this.plain(conn, `XA PREPARE ${xa}`);
+      }
       const columns = outcome.fields.map((f) => f.name);
       return outcome.rows.result(columns, kind, messages, outcome.affected);
     } catch (err) {
@@ -145,6 +182,7 @@ class MysqlPool implements AdapterPool {
         throw timeoutError(options.timeoutSeconds, detail, this.secrets);
       }
       if ((err as QueryError).fatal) reusable = false;
+      if (options.readOnly && reusable) await restoreAccessMode(conn).catch(() => (reusable = false));
       throw toAdapterError(err, this.secrets, 'query');
     } finally {
       clearTimeout(cancel);
@@ -241,6 +279,68 @@ class MysqlPool implements AdapterPool {
     conn.query(`KILL QUERY ${Number(threadId)}`, () => conn.destroy());
   }
 
+  /** A statement of the service's own over the text protocol, without rows. */
+  private plain(conn: mysql.Connection | mysql.Pool, sql: string): Promise<unknown[][]> {
+    return new Promise((resolve, reject) =>
+      conn.query({ sql, rowsAsArray: true }, (err, rows) =>
+        err ? reject(err) : resolve(Array.isArray(rows) ? (rows as unknown[][]) : []),
+      ),
+    );
+  }
+
+  /** One statement of the service's own on a pooled connection (SessionControl). */
+  private async control(sql: string): Promise<unknown[][]> {
+    try {
+      return await this.plain(this.pool, sql);
+    } catch (err) {
+      throw toAdapterError(err, this.secrets, 'query');
+    }
+  }
+
+  #twoPhase: Promise<boolean> | null = null;
+
+  readonly sessions: SessionControl = {
+    twoPhase: () => {
+      // Before these versions a prepared XA transaction was rolled back with its connection.
+      this.#twoPhase ??= this.control('SELECT VERSION()').then(
+        (rows) => xaSurvivesDisconnect(String(rows[0]?.[0] ?? '')),
+        (err: unknown) => {
+          this.#twoPhase = null;
+          throw err;
+        },
+      );
+      return this.#twoPhase;
+    },
+    endTagged: async (prefix, waitMs) => {
+      const like = `'/* ${checkSessionName(prefix)}%'`;
+      const find = `SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ${like} AND ID <> CONNECTION_ID()`;
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const ids = (await this.control(find)).map((r) => Number(r[0]));
+        if (ids.length === 0) return;
+        if (Date.now() > deadline)
+          throw new AdapterError('a session of an earlier attempt did not end', 'timeout', 'TIMEOUT');
+        // The ids are integers the server just listed.
+        for (const id of ids) await this.control(`KILL CONNECTION ${id}`).catch(() => {});
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    prepared: async (prefix) => {
+      // formatID, gtrid_length, bqual_length, data (gtrid then bqual).
+      const rows = await this.control('XA RECOVER');
+      return rows.map((r) => String(r[3] ?? '').slice(0, Number(r[1]))).filter((id) => id.startsWith(prefix));
+    },
+    finish: async (id, commit) => {
+      try {
+        await this.control(`XA ${commit ? 'COMMIT' : 'ROLLBACK'} '${checkSessionName(id)}'`);
+        return true;
+      } catch (err) {
+        if ((err as AdapterError).code === ER_XAER_NOTA) return false;
+        throw err;
+      }
+    },
+  };
+
   private warnings(conn: PoolConnection): Promise<string[]> {
     return new Promise((resolve) => {
       conn.query({ sql: 'SHOW WARNINGS', rowsAsArray: true }, (err, rows) => {
@@ -276,6 +376,13 @@ class MysqlPool implements AdapterPool {
   close(): Promise<void> {
     return new Promise((resolve) => this.pool.end(() => resolve()));
   }
+}
+
+/** Whether a prepared XA transaction outlives its connection: MariaDB 10.5+, MySQL 5.7.7+. */
+export function xaSurvivesDisconnect(version: string): boolean {
+  const [major = 0, minor = 0, patch = 0] = (/^(\d+)\.(\d+)\.(\d+)/.exec(version) ?? []).slice(1).map(Number);
+  const at = major * 10_000 + minor * 100 + patch;
+  return /mariadb/i.test(version) ? at >= 100_500 : at >= 50_707;
 }
 
 /** MySQL / MariaDB (mysql2). Placeholders `?`. */

@@ -1,6 +1,8 @@
 import oracledb, { type Metadata } from 'oracledb';
 import { describe, expect, it } from 'vitest';
 import {
+  ORACLE_READ_ONLY,
+  type OracleSession,
   oracleAdapter,
   oracleBind,
   oracleConnectionAttributes,
@@ -8,6 +10,7 @@ import {
   oracleFetchType,
   oraclePoolAttributes,
   oracleResult,
+  oracleRun,
   wallClock,
 } from './oracle.ts';
 import type { ConnectionConfig } from './types.ts';
@@ -136,5 +139,52 @@ describe('oracle values', () => {
       num_rows: 4,
       truncated: false,
     });
+  });
+});
+
+describe('oracle read-only statements', () => {
+  /** A session that records the calls node-oracledb would send; `fail` makes the statement fail. */
+  function recorder(fail = false) {
+    const calls: Array<{ sql: string; autoCommit: boolean | undefined } | 'rollback'> = [];
+    const session: OracleSession = {
+      async execute<T>(sql: string, _binds: unknown[], options: { autoCommit?: boolean }) {
+        calls.push({ sql, autoCommit: options.autoCommit });
+        if (fail && sql !== ORACLE_READ_ONLY)
+          throw new Error(
+            'ORA-01456: may not perform insert/delete/update operation inside a READ ONLY transaction',
+          );
+        return { rows: [] as T[] };
+      },
+      async rollback() {
+        calls.push('rollback');
+      },
+    };
+    return { calls, session };
+  }
+  const opts = { outFormat: 4001, maxRows: 11, fetchTypeHandler: oracleFetchType };
+
+  it('commits an ordinary statement at once', async () => {
+    const { calls, session } = recorder();
+    await oracleRun(session, 'SELECT 1 FROM DUAL', [], { ...opts, readOnly: false });
+    expect(calls).toEqual([{ sql: 'SELECT 1 FROM DUAL', autoCommit: true }]);
+  });
+
+  it('runs a read-only statement in a read-only transaction and rolls it back', async () => {
+    const { calls, session } = recorder();
+    await oracleRun(session, 'SELECT name FROM people WHERE id = :1', [7], { ...opts, readOnly: true });
+    expect(calls).toEqual([
+      { sql: 'SET TRANSACTION READ ONLY', autoCommit: false },
+      { sql: 'SELECT name FROM people WHERE id = :1', autoCommit: false },
+      'rollback',
+    ]);
+  });
+
+  it('rolls back when the read-only statement fails, and reports its error', async () => {
+    const { calls, session } = recorder(true);
+    await expect(
+      oracleRun(session, 'SELECT f_writes() FROM DUAL', [], { ...opts, readOnly: true }),
+    ).rejects.toThrow(/ORA-01456/);
+    expect(calls.at(-1)).toBe('rollback');
+    expect(calls).toHaveLength(3);
   });
 });

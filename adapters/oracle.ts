@@ -181,12 +181,15 @@ class OraclePool implements AdapterPool {
     let drop = !reusableAfter(kind);
     try {
       conn.callTimeout = options.timeoutSeconds * 1000;
-      const res = await conn.execute<unknown[]>(text, params.map(oracleBind), {
+      const res = await oracleRun(conn, text, params.map(oracleBind), {
         outFormat: driver().OUT_FORMAT_ARRAY,
         maxRows: options.maxRows + 1,
-        // Every statement commits, as with the other engines' autocommit.
-        autoCommit: true,
         fetchTypeHandler: oracleFetchType,
+        readOnly: options.readOnly === true,
+      }).catch((err: unknown) => {
+        // A rollback that failed leaves the transaction in an unknown state.
+        if ((err as { rollbackFailed?: boolean }).rollbackFailed) drop = true;
+        throw err;
       });
       return oracleResult(res, kind, options.maxRows);
     } catch (err) {
@@ -232,6 +235,50 @@ class OraclePool implements AdapterPool {
     this.pool = null;
     if (pool) await (await pool.catch(() => null))?.close(0);
   }
+}
+
+/** What oracleRun uses of a node-oracledb connection. */
+export type OracleSession = Pick<Connection, 'execute' | 'rollback'>;
+
+/** First statement of a read-only execute (exported for unit tests). */
+export const ORACLE_READ_ONLY = 'SET TRANSACTION READ ONLY';
+
+/**
+ * Runs one statement. Every statement commits, as with the other engines' autocommit; a
+ * read-only one runs in Oracle's read-only transaction (SET TRANSACTION READ ONLY must be the
+ * first statement of its transaction, Oracle SQL Language Reference) and ends with a rollback.
+ * DDL commits implicitly and so would leave that transaction: the pipeline never sends DDL as a
+ * read (governance/classify.ts).
+ */
+export async function oracleRun(
+  conn: OracleSession,
+  text: string,
+  binds: unknown[],
+  options: {
+    outFormat: number;
+    maxRows: number;
+    fetchTypeHandler: typeof oracleFetchType;
+    readOnly: boolean;
+  },
+): Promise<Result<unknown[]>> {
+  const { readOnly, ...exec } = options;
+  if (!readOnly) return conn.execute<unknown[]>(text, binds, { ...exec, autoCommit: true });
+  await conn.execute(ORACLE_READ_ONLY, [], { autoCommit: false });
+  let outcome: Result<unknown[]>;
+  try {
+    outcome = await conn.execute<unknown[]>(text, binds, { ...exec, autoCommit: false });
+  } catch (err) {
+    await conn.rollback().catch(() => {
+      Object.assign(err as object, { rollbackFailed: true });
+    });
+    throw err;
+  }
+  try {
+    await conn.rollback();
+  } catch (err) {
+    throw Object.assign(err as object, { rollbackFailed: true });
+  }
+  return outcome;
 }
 
 /** Oracle (node-oracledb thin mode). Placeholders `:1`, `:2`, ... */

@@ -40,6 +40,8 @@ declare module 'oracledb' {
     /** Milliseconds for each round trip of the next calls; 0 is none. */
     callTimeout: number;
     execute<T = unknown[]>(sql: string, binds: unknown[], options: ExecuteOptions): Promise<Result<T>>;
+    /** Ends the connection's transaction, undoing it. */
+    rollback(): Promise<void>;
     close(options?: { drop?: boolean }): Promise<void>;
   }
 

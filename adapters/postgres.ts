@@ -16,9 +16,11 @@ import type {
   ParamValue,
   QueryResult,
   SchemaTable,
+  SessionControl,
 } from './types.ts';
 import {
   checkExecuteOptions,
+  checkSessionName,
   checkStatement,
   groupSchema,
   RowCollector,
@@ -33,6 +35,8 @@ const IDLE_MS = 60_000;
 const CUT_GRACE_MS = 5_000;
 /** SQLSTATE query_canceled: what statement_timeout raises. */
 const QUERY_CANCELED = '57014';
+/** SQLSTATE undefined_object: COMMIT/ROLLBACK PREPARED of an id that is not prepared. */
+const UNDEFINED_OBJECT = '42704';
 
 const SCHEMA_QUERY = `
   select n.nspname as schema, c.relname as name, c.relkind in ('v', 'm') as is_view,
@@ -116,8 +120,15 @@ export function commandTag(tag: string): { command: string; count: number | null
 }
 
 /** Runs one statement on `client`; `limit` 0 reads every row. */
-function run(client: pg.Client, types: PgTypes, text: string, params: readonly ParamValue[], limit: number) {
-  const q = new CappedQuery(text, params, limit, types);
+function run(
+  client: pg.Client,
+  types: PgTypes,
+  text: string,
+  params: readonly ParamValue[],
+  limit: number,
+  readOnly = false,
+) {
+  const q = new CappedQuery(text, params, limit, types, readOnly);
   client.query(q as unknown as pg.Submittable);
   return q.answer;
 }
@@ -253,7 +264,8 @@ class PostgresPool implements AdapterPool {
     const slot = await this.slots.acquire(limitMs);
     slot.notices = [];
     let timedOut = false;
-    let reusable = true;
+    // A tagged session is closed afterwards: lent on, its name would make it a target of endTagged.
+    let reusable = options.tag === undefined && options.prepareAs === undefined;
     // Backstop for a server that does not answer at all: cut the connection, and stop waiting
     // whether or not the driver then settles what it was doing.
     let stop!: (err: Error) => void;
@@ -283,11 +295,9 @@ class PostgresPool implements AdapterPool {
       }
       // The adapter's job is to run the user's SQL: the text goes to the server as the statement
       // and every value only as a bind parameter, never into the text. A row limit of
-      // maxRows + 1 tells a capped result from an exact one.
-      const answer: PgAnswer = await Promise.race([
-        run(client, this.types, text, params, options.maxRows + 1),
-        stopped,
-      ]);
+      // maxRows + 1 tells a capped result from an exact one. Read-only: in a read-only
+      // transaction opened and committed in the same round trip (adapters/postgres-query.ts).
+      const answer: PgAnswer = await Promise.race([this.#statement(client, text, params, options), stopped]);
       const rows = new RowCollector(options.maxRows);
       for (const row of answer.rows) if (!rows.add(row)) break;
       // No command tag arrives for a statement stopped at the row limit.
@@ -305,6 +315,8 @@ class PostgresPool implements AdapterPool {
       );
       return result;
     } catch (err) {
+      // A read-only statement that failed (or was canceled) left its transaction aborted.
+      if (options.readOnly) reusable = false;
       if (timedOut || (err as { code?: unknown }).code === QUERY_CANCELED)
         throw timeoutError(
           options.timeoutSeconds,
@@ -324,6 +336,104 @@ class PostgresPool implements AdapterPool {
       } else this.slots.discard(slot);
     }
   }
+
+  /**
+   * The user's statement, under its tag and in a prepared transaction when asked. A failure
+   * anywhere leaves the transaction open on a connection that execute() then closes, which rolls
+   * it back; once PREPARE TRANSACTION answered, it belongs to no session and survives that.
+   */
+  async #statement(
+    client: pg.Client,
+    text: string,
+    params: readonly ParamValue[],
+    options: ExecuteOptions,
+  ): Promise<PgAnswer> {
+    const limit = options.maxRows + 1;
+    if (options.tag !== undefined) {
+      const set = "select set_config('application_name', $1, false)";
+      await run(client, this.types, set, [checkSessionName(options.tag)], 0);
+    }
+    if (options.prepareAs === undefined)
+      return run(client, this.types, text, params, limit, options.readOnly === true);
+    const id = checkSessionName(options.prepareAs);
+    await run(client, this.types, 'begin', [], 0);
+    const answer = await run(client, this.types, text, params, limit);
+    const prepared = await run(client, this.types, `prepare transaction '${id}'`, [], 0);
+    // Outside a transaction block PREPARE answers ROLLBACK: the statement ended ours itself
+    // (COMMIT, ROLLBACK), so nothing is prepared and its effects are whatever it did.
+    if (prepared.command !== 'PREPARE TRANSACTION')
+      throw new AdapterError(
+        'the statement ended its transaction itself; it cannot run exactly once',
+        'query',
+      );
+    return answer;
+  }
+
+  /** One statement of the service's own on a pooled connection (SessionControl). */
+  async #control(text: string, params: ParamValue[] = []): Promise<unknown[][]> {
+    const slot = await this.slots.acquire(this.startupTimeoutMs);
+    let ok = false;
+    try {
+      const client = await slot.client();
+      const answer = await run(client, this.types, text, params, 0);
+      ok = true;
+      return answer.rows;
+    } catch (err) {
+      throw statementFailure(err, this.secrets);
+    } finally {
+      if (ok) {
+        slot.rest();
+        this.slots.release(slot);
+      } else this.slots.discard(slot);
+    }
+  }
+
+  #twoPhase: Promise<boolean> | null = null;
+
+  readonly sessions: SessionControl = {
+    twoPhase: () => {
+      this.#twoPhase ??= this.#control("select current_setting('max_prepared_transactions')::int > 0").then(
+        (rows) => rows[0]?.[0] === true,
+        (err: unknown) => {
+          this.#twoPhase = null;
+          throw err;
+        },
+      );
+      return this.#twoPhase;
+    },
+    endTagged: async (prefix, waitMs) => {
+      // Sessions of the same role may be ended without privileges (PostgreSQL docs §9.28.2).
+      const match = 'left(application_name, length($1)) = $1 and pid <> pg_backend_pid()';
+      await this.#control(`select pg_terminate_backend(pid) from pg_stat_activity where ${match}`, [prefix]);
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const rows = await this.#control(`select count(*)::int from pg_stat_activity where ${match}`, [
+          prefix,
+        ]);
+        if (rows[0]?.[0] === 0) return;
+        if (Date.now() > deadline)
+          throw new AdapterError('a session of an earlier attempt did not end', 'timeout', 'TIMEOUT');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    prepared: async (prefix) => {
+      const rows = await this.#control(
+        'select gid from pg_prepared_xacts where left(gid, length($1)) = $1 and database = current_database()',
+        [prefix],
+      );
+      return rows.map((r) => String(r[0]));
+    },
+    finish: async (id, commit) => {
+      const verb = commit ? 'commit' : 'rollback';
+      try {
+        await this.#control(`${verb} prepared '${checkSessionName(id)}'`);
+        return true;
+      } catch (err) {
+        if ((err as AdapterError).code === UNDEFINED_OBJECT) return false;
+        throw err;
+      }
+    },
+  };
 
   async readSchema(): Promise<SchemaTable[]> {
     const slot = await this.slots.acquire(this.startupTimeoutMs);

@@ -1,6 +1,6 @@
 import sql from 'mssql';
 import { describe, expect, it } from 'vitest';
-import { SqlServerResult, sqlserverAdapter, sqlserverConfig } from './sqlserver.ts';
+import { SqlServerResult, sqlserverAdapter, sqlserverBatch, sqlserverConfig } from './sqlserver.ts';
 import type { ConnectionConfig } from './types.ts';
 
 // No SQL Server runs here (README.md): these pin the configuration, TLS and result shaping.
@@ -126,5 +126,24 @@ describe('sqlserver result shaping (events as mssql emits them in stream + array
     r.onRecordset([{ name: 'b', type: sql.Int }]);
     r.onRow([2]);
     expect(r.result('EXEC')).toMatchObject({ columns: ['a'], rows: [[1]] });
+  });
+});
+
+describe('sqlserver read-only statements (no read-only transaction in SQL Server: always rolled back)', () => {
+  it('sends an ordinary statement as it is', () => {
+    expect(sqlserverBatch('SELECT 1', false)).toBe('SELECT 1');
+  });
+
+  it('wraps a read-only statement in a transaction that is rolled back, aborting on any error', () => {
+    expect(sqlserverBatch('SELECT name FROM people WHERE id = @p1', true)).toBe(
+      'SET XACT_ABORT ON;\nBEGIN TRANSACTION;\nSELECT name FROM people WHERE id = @p1\nIF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;',
+    );
+  });
+
+  it('keeps the rollback outside a trailing line comment', () => {
+    const batch = sqlserverBatch('SELECT 1 -- note', true);
+    const lines = batch.split('\n');
+    expect(lines.at(-1)).toBe('IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;');
+    expect(lines.at(-2)).toBe('SELECT 1 -- note');
   });
 });

@@ -168,11 +168,15 @@ class SqlServerPool implements AdapterPool {
     checkExecuteOptions(options);
     const kind = checkStatement(text);
     // A statement that may change session state (BEGIN TRAN, SET, USE...) gets a connection of
-    // its own, closed afterwards: mssql cannot take one connection out of its pool.
-    const own = reusableAfter(kind) ? null : new (driver().ConnectionPool)(sqlserverConfig(this.config, 1));
+    // its own, closed afterwards: mssql cannot take one connection out of its pool. So does a
+    // read-only one, whose transaction closing the connection rolls back whatever happens.
+    const own =
+      reusableAfter(kind) && !options.readOnly
+        ? null
+        : new (driver().ConnectionPool)(sqlserverConfig(this.config, 1));
     try {
       const pool = own ? await own.connect() : await this.connected();
-      return await this.stream(pool, text, params, options, kind);
+      return await this.stream(pool, sqlserverBatch(text, options.readOnly === true), params, options, kind);
     } catch (err) {
       throw toAdapterError(err, this.secrets, 'query');
     } finally {
@@ -248,6 +252,19 @@ class SqlServerPool implements AdapterPool {
     this.pool = null;
     if (pool) await (await pool.catch(() => null))?.close();
   }
+}
+
+/**
+ * The batch sent for `text`. DEVIATION: SQL Server has no read-only transaction (SET TRANSACTION
+ * sets only the isolation level), so a read-only statement (one the pipeline classified as a
+ * read) runs inside a transaction that is always rolled back: whatever it might change is
+ * undone. XACT_ABORT makes any error end the batch and roll back; the newlines keep a trailing
+ * `--` comment in `text` from swallowing the rollback, and a connection closed with the
+ * transaction still open (a statement cut at the row cap) rolls back on the server.
+ */
+export function sqlserverBatch(text: string, readOnly: boolean): string {
+  if (!readOnly) return text;
+  return `SET XACT_ABORT ON;\nBEGIN TRANSACTION;\n${text}\nIF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;`;
 }
 
 /** SQL Server (mssql / tedious). Placeholders `@p1`, `@p2`, ... */

@@ -62,6 +62,38 @@ export interface ExecuteOptions {
   maxRows: number;
   /** Statement timeout in seconds. */
   timeoutSeconds: number;
+  /**
+   * Run the statement so that it cannot change anything: in a read-only transaction or session
+   * where the engine has one; SQL Server, which has none, rolls it back (see each adapter).
+   */
+  readOnly?: boolean;
+  /**
+   * Names the session while the statement runs (Postgres application_name, a leading comment on
+   * MySQL), so a later attempt of the same workflow step can find and end it (SessionControl).
+   * The connection is closed afterwards rather than lent to anyone else under that name.
+   */
+  tag?: string;
+  /**
+   * Runs the statement in a transaction and leaves it prepared under this id (two-phase commit:
+   * PREPARE TRANSACTION, XA PREPARE) instead of committing it; SessionControl.finish settles it.
+   * Only where SessionControl.twoPhase() is true.
+   */
+  prepareAs?: string;
+}
+
+/**
+ * What exactly-once workflow steps need of an engine (governance/once.ts): ending the sessions of
+ * earlier attempts by their tag, and finding and settling prepared transactions by id.
+ */
+export interface SessionControl {
+  /** Whether this credential can prepare transactions (Postgres: max_prepared_transactions > 0). */
+  twoPhase(): Promise<boolean>;
+  /** Ends every session whose tag starts with `prefix` and waits up to `waitMs` until all are gone. */
+  endTagged(prefix: string, waitMs: number): Promise<void>;
+  /** Ids of the prepared transactions that start with `prefix`. */
+  prepared(prefix: string): Promise<string[]>;
+  /** COMMIT PREPARED / ROLLBACK PREPARED (XA COMMIT / XA ROLLBACK) of `id`; false: not prepared. */
+  finish(id: string, commit: boolean): Promise<boolean>;
 }
 
 export interface SchemaColumn {
@@ -85,6 +117,8 @@ export interface AdapterPool {
   /** Tables, views and their columns, for schema browsing (MCP). */
   readSchema(): Promise<SchemaTable[]>;
   close(): Promise<void>;
+  /** Postgres and MySQL only; engines without it run workflow writes at least once. */
+  sessions?: SessionControl;
 }
 
 /** An engine: makes pools from connection configs. */

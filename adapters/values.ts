@@ -206,3 +206,14 @@ export function groupSchema(rows: readonly SchemaRow[]): SchemaTable[] {
   }
   return tables;
 }
+
+/**
+ * A session tag or prepared-transaction id, checked before it reaches the server: it is written
+ * into the statement text (PREPARE TRANSACTION and XA take no parameters, a MySQL tag is a
+ * comment), so only letters, digits, `:`, `_`, `.` and `-`, and at most 63 characters (Postgres
+ * truncates application_name past that, XA allows 64).
+ */
+export function checkSessionName(name: string): string {
+  if (!/^[A-Za-z0-9:_.-]{1,63}$/.test(name)) throw new AdapterError('invalid session tag', 'config');
+  return name;
+}

@@ -7,12 +7,14 @@ import { mcpRoutes } from './mcp/index.ts';
 import { accessSettled } from './middleware/access-settled.ts';
 import { sessionCookieName } from './middleware/auth.ts';
 import { bodyLimits } from './middleware/body-limit.ts';
+import { strictCsp } from './middleware/csp.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { oauthRoutes } from './oauth/index.ts';
 import { mountOpenApi } from './openapi.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { aiClientRoutes } from './routes/ai-clients.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
+import { assetRoutes } from './routes/assets.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { dashboardRoutes } from './routes/dashboards.ts';
 import { dataProtectionRoutes } from './routes/data-protection.ts';
@@ -27,6 +29,7 @@ import { queryRequestRoutes } from './routes/query-requests.ts';
 import { sessionRoutes } from './routes/session.tsx';
 import { setPasswordRoutes } from './routes/set-password.tsx';
 import { ssoRoutes } from './routes/sso.tsx';
+import { temporalCodecRoutes } from './routes/temporal-codec.ts';
 import { tokenRoutes } from './routes/tokens.ts';
 import { trackerWebhookRoutes } from './routes/tracker-webhook.ts';
 import { userRoutes } from './routes/users.ts';
@@ -40,6 +43,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   // referrer to other sites, yet lets the browser send our own Origin on our forms, which the
   // sign-in form's CSRF check reads (`no-referrer` would make every form's Origin "null").
   app.use('*', secureHeaders({ xFrameOptions: 'DENY', referrerPolicy: 'same-origin' }));
+  app.use('*', strictCsp());
   const sessionCookie = sessionCookieName(deps.config.baseUrl);
   app.use('*', async function sessionCookieOfDeployment(c, next) {
     c.set('sessionCookie', sessionCookie);
@@ -48,6 +52,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.use('*', bodyLimits());
   app.use('*', accessSettled(deps));
 
+  app.route('/', assetRoutes());
   app.route('/', healthRoutes(deps));
   app.route('/', metricsRoutes(deps));
   app.route('/', sessionRoutes(deps));
@@ -69,6 +74,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/api/v1/workflows', workflowRoutes(deps));
   app.route('/api/v1/integrations/tracker', trackerWebhookRoutes(deps));
   app.route('/', jwksRoutes(deps));
+  app.route('/temporal/codec', temporalCodecRoutes(deps));
   app.route('/v1/dashboards', dashboardRoutes(deps));
   app.route('/', pageRoutes(deps));
   mountOpenApi(app, deps.config);

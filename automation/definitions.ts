@@ -2,6 +2,8 @@
 // written in one transaction together with its schedule, or not at all.
 import type { Deps } from '../core/deps.ts';
 import { AppError, type FieldError, notFound, validationFailed } from '../core/errors.ts';
+import { OutboundError } from '../core/outbound/errors.ts';
+import { outboundPolicy } from '../core/outbound/policy.ts';
 import { findLabel, trackerConfigured } from '../integrations/tracker.ts';
 import { newId } from '../store/ids.ts';
 import { findUserById } from '../store/users.ts';
@@ -139,6 +141,7 @@ async function prepare(
     }
   }
   await approverProblems(deps.sql, orgId, body.steps, errors);
+  await checkEndpoints(deps, body.steps, errors);
   const runPermissions = body.run_permissions ?? [];
   await checkPeople(deps, orgId, runPermissions, errors);
   const label = await resolveLabel(deps, body.trigger_tracker_label, current, errors);
@@ -153,6 +156,36 @@ async function prepare(
     steps,
     run_permissions: runPermissions,
   };
+}
+
+/**
+ * An api step's endpoint must pass the outbound network policy (core/outbound/policy.ts) when it
+ * is saved, not only when it runs. An endpoint whose host is a `${}` template, or a name that
+ * does not resolve from here, is checked only when the step runs (the worker may resolve names
+ * differently); that run-time check is the one that always applies.
+ */
+async function checkEndpoints(
+  deps: ManageDeps,
+  steps: readonly StepBody[],
+  errors: FieldError[],
+): Promise<void> {
+  const policy = outboundPolicy(deps.config);
+  for (const [i, s] of steps.entries()) {
+    if (s.action.__type__ !== 'api') continue;
+    const authority = /^[a-z]+:\/\/([^/?#]*)/i.exec(s.action.endpoint)?.[1] ?? '';
+    if (authority.includes('${') || !URL.canParse(s.action.endpoint)) continue;
+    const why = await Promise.race([
+      policy.target(new URL(s.action.endpoint)).then(
+        () => null,
+        (err: unknown) => (err instanceof OutboundError && err.failure === 'refused' ? err.message : null),
+      ),
+      new Promise<null>((resolve) =>
+        AbortSignal.timeout(3000).addEventListener('abort', () => resolve(null)),
+      ),
+    ]);
+    if (why)
+      errors.push({ path: `steps.${i}.action.endpoint`, message: `refused by the network policy: ${why}` });
+  }
 }
 
 /** run_permissions may name only people of this organization (a typo would lock them out silently). */
@@ -224,7 +257,7 @@ async function resolveLabel(
   }
   let label: { id: string; name: string } | null;
   try {
-    label = await findLabel(deps.config, wanted.name);
+    label = await findLabel(deps.config, outboundPolicy(deps.config), wanted.name);
   } catch (err) {
     deps.logger.warn({ err: { message: (err as Error).message } }, 'tracker label lookup failed');
     throw new AppError(502, 'bad-gateway', 'Bad gateway', 'the tracker did not answer the label lookup');

@@ -4,9 +4,11 @@
 // the values hidden. Templates can copy those values into API calls, so the API steps of such
 // a run are hidden too.
 import type { Deps } from '../core/deps.ts';
+import { errorRefusal, hiddenError } from '../governance/protection/error-view.ts';
 import { canSee } from '../governance/query.ts';
 import type { Principal } from '../identity/principal.ts';
 import { findDatabase } from '../store/databases.ts';
+import { findCredentialTarget, findWorkflow } from '../store/workflows.ts';
 import type { OutputProtection, RunState, StepState } from '../workflows/types.ts';
 import { policyFor } from './protection.ts';
 
@@ -25,8 +27,84 @@ export async function redactRun(
   reader: Reader,
   state: RunState | null,
   error: string | null,
+  run?: RunOrigin,
 ): Promise<{ state: RunState | null; error: string | null }> {
-  if (reader.kind !== 'user' || state === null) return { state, error };
+  if (reader.kind !== 'user') return { state, error };
+  const seen = await redactOutputs(deps, reader, state, error);
+  return run ? hideErrors(deps, reader, seen, run) : seen;
+}
+
+/** The run whose errors are read: who it ran as and which workflow it is a run of. */
+export interface RunOrigin {
+  orgId: string;
+  workflowId: string;
+  initiatorUserId: string | null;
+}
+
+/**
+ * Errors of a run may quote values its queries read under its initiator's policy: a failed cast
+ * (`invalid input syntax for type integer: "…"`), a condition comparing a value, a later step
+ * binding one. A reader whose own policy hides values on any database the run read gets every
+ * step error but an approval's, and the run's error, replaced by a generic message
+ * (governance/protection/error-view.ts decides who may read them).
+ */
+async function hideErrors(
+  deps: Pick<Deps, 'sql'>,
+  reader: Reader & { kind: 'user' },
+  seen: { state: RunState | null; error: string | null },
+  run: RunOrigin,
+): Promise<{ state: RunState | null; error: string | null }> {
+  const { state, error } = seen;
+  const failing = error !== null || (state?.steps.some((s) => s.error !== null) ?? false);
+  if (!failing) return seen;
+  const actor = { kind: 'user' as const, userId: reader.userId, role: reader.role };
+  const ranAs = run.initiatorUserId ? { userId: run.initiatorUserId } : null;
+  let why: string | null = null;
+  for (const databaseId of await databasesRead(deps, state, run)) {
+    why = await errorRefusal(deps.sql, databaseId, actor, ranAs);
+    if (why !== null) break;
+  }
+  if (why === null) return seen;
+  const hidden = hiddenError(why);
+  const hide = (e: string | null) => (e === null || e.startsWith('the error is hidden') ? e : hidden);
+  return {
+    state: state && {
+      ...state,
+      error: hide(state.error),
+      steps: state.steps.map((s) => (s.type === 'approval' ? s : { ...s, error: hide(s.error) })),
+    },
+    error: hide(error),
+  };
+}
+
+/** Databases the run's queries read: the ones their outputs record, and the definition's query steps. */
+async function databasesRead(
+  deps: Pick<Deps, 'sql'>,
+  state: RunState | null,
+  run: RunOrigin,
+): Promise<string[]> {
+  const ids = new Set<string>();
+  for (const step of state?.steps ?? []) {
+    const rec = isRows(step.output) ? protectionOf(step.output) : null;
+    if (rec) ids.add(rec.database_id);
+  }
+  const wf = await findWorkflow(deps.sql, run.orgId, run.workflowId);
+  for (const step of wf?.steps ?? []) {
+    if (step.action.__type__ !== 'query') continue;
+    const target = await findCredentialTarget(deps.sql, run.orgId, step.action.credential_id);
+    if (target) ids.add(target.database_id);
+  }
+  return [...ids];
+}
+
+/** Query outputs hidden from a reader whose policy differs from the one they were computed under. */
+async function redactOutputs(
+  deps: Pick<Deps, 'sql'>,
+  reader: Reader & { kind: 'user' },
+  state: RunState | null,
+  error: string | null,
+): Promise<{ state: RunState | null; error: string | null }> {
+  if (state === null) return { state, error };
   const verdicts = new Map<string, Promise<Verdict>>();
   const verdictOn = (rec: OutputProtection) => {
     const key = `${rec.database_id}|${rec.policy_id}|${rec.policy_version}`;
@@ -68,6 +146,21 @@ export async function redactRun(
   return { state: { ...state, steps: out, error: hideError(state.error) }, error: hideError(error) };
 }
 
+/**
+ * The verdict on one query output (rows and their protection record) for `reader`, as redactRun
+ * judges each step: null when they may see its values, else why not. For outputs seen outside
+ * a run view (Temporal payloads decoded by the codec endpoint).
+ */
+export async function outputVerdict(
+  deps: Pick<Deps, 'sql'>,
+  reader: Reader,
+  output: object,
+): Promise<Verdict> {
+  if (reader.kind !== 'user') return null;
+  const rec = protectionOf(output);
+  return rec ? judge(deps, reader, rec) : 'it was computed before outputs recorded their policy';
+}
+
 async function judge(deps: Pick<Deps, 'sql'>, reader: Reader & { kind: 'user' }, rec: OutputProtection) {
   const actor = { kind: 'user' as const, userId: reader.userId, role: reader.role };
   const db = await findDatabase(deps.sql, reader.orgId, rec.database_id);
@@ -83,11 +176,11 @@ async function judge(deps: Pick<Deps, 'sql'>, reader: Reader & { kind: 'user' },
     : `it ran under data-protection policy ${rec.policy_id} and policy ${mine.id} applies to you on ${db.name}`;
 }
 
-function note(why: string): string {
+export function note(why: string): string {
   return `values hidden because ${why}`;
 }
 
-function isRows(o: unknown): o is { rows: unknown[][]; messages?: unknown } {
+export function isRows(o: unknown): o is { rows: unknown[][]; messages?: unknown } {
   return typeof o === 'object' && o !== null && Array.isArray((o as { rows?: unknown }).rows);
 }
 
@@ -101,7 +194,7 @@ function protectionOf(o: object): OutputProtection | null {
 }
 
 /** The same shape (columns, row count) with every value null; server messages may quote values. */
-function hideRows(o: { rows: unknown[][] }, why: string) {
+export function hideRows(o: { rows: unknown[][] }, why: string) {
   return {
     ...o,
     rows: o.rows.map((r) => (Array.isArray(r) ? r.map(() => null) : [])),

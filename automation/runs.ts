@@ -54,9 +54,10 @@ export async function startRun(
   const inputs = typedInputs(wf, rawInputs, false);
   const run = {
     runId: newId('run'),
-    trigger: (principal.kind === 'user' ? 'manual' : 'api') as RunTrigger,
-    initiatorUserId: principal.kind === 'user' ? principal.userId : null,
-    initiatorApiKeyId: principal.kind === 'api_key' ? principal.apiKeyId : null,
+    trigger: (principal.via === 'api_key' ? 'api' : 'manual') as RunTrigger,
+    // A key's run is its owner's (or, acting for someone, that person's), with the key beside them.
+    initiatorUserId: principal.userId,
+    initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : null,
     inputs,
   };
   if (!idempotency) {
@@ -64,7 +65,8 @@ export async function startRun(
     return run.runId;
   }
   const key = {
-    caller: principal.kind === 'user' ? `user:${principal.userId}` : `key:${principal.apiKeyId}`,
+    // A key is its own caller (two keys of one owner are two clients), a person in person theirs.
+    caller: principal.via === 'api_key' ? `key:${principal.credentialId}` : `user:${principal.userId}`,
     key: idempotency.key,
     requestHash: requestHash(inputs),
   };
@@ -184,7 +186,7 @@ export async function getRun(
   if (row.finished_at === null && deps.temporal && (await reconcileOnRead(deps, deps.temporal, row)))
     row = (await runStore.findRun(deps.sql, principal.orgId, workflowId, runId)) ?? row;
   const state = row.state !== null || !deps.temporal ? row.state : await liveState(deps.temporal, runId);
-  const seen = await redactRun(deps, principal, state, row.error);
+  const seen = await redactRun(deps, principal, state, row.error, origin(row));
   return { row: { ...row, error: seen.error }, state: seen.state };
 }
 
@@ -203,6 +205,11 @@ async function reconcileOnRead(
   } catch {
     return false;
   }
+}
+
+/** What redactRun needs to know of a run to judge who may read its errors. */
+function origin(row: runStore.WorkflowRunRow) {
+  return { orgId: row.org_id, workflowId: row.workflow_id, initiatorUserId: row.initiator_user_id };
 }
 
 async function liveState(temporal: TemporalHandle, runId: string): Promise<RunState | null> {
@@ -234,7 +241,10 @@ export async function listRuns(
   await readableWorkflow(deps, principal, workflowId);
   const rows = await runStore.listRuns(deps.sql, principal.orgId, workflowId, page);
   return Promise.all(
-    rows.map(async (r) => ({ ...r, error: (await redactRun(deps, principal, r.state, r.error)).error })),
+    rows.map(async (r) => ({
+      ...r,
+      error: (await redactRun(deps, principal, r.state, r.error, origin(r))).error,
+    })),
   );
 }
 
@@ -252,14 +262,17 @@ export async function listReadableRuns(
   const ids = filter.workflowId ? readable.filter((id) => id === filter.workflowId) : readable;
   const rows = await runStore.listOrgRuns(deps.sql, principal.orgId, { ...filter, workflowIds: ids });
   return Promise.all(
-    rows.map(async (r) => ({ ...r, error: (await redactRun(deps, principal, r.state, r.error)).error })),
+    rows.map(async (r) => ({
+      ...r,
+      error: (await redactRun(deps, principal, r.state, r.error, origin(r))).error,
+    })),
   );
 }
 
 /**
  * Retries a failed run from the step that failed (issue 16): a new run of the same definition and
  * inputs whose completed steps are not run again — their outputs are reused. Only the person who
- * started the run may retry it (an organization key, a run no person started), and it runs as
+ * started the run may retry it (with their key or not: a key's run is its owner's), and it runs as
  * them again, so the reused outputs, computed under their data-protection policy, never feed
  * steps run as someone else. Refused when the definition changed before the failed step: a
  * completed step would then have to run again (re-run instead).
@@ -274,8 +287,7 @@ export async function retryRun(
   const wf = await startableWorkflow(deps, principal, workflowId);
   const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
-  const starter =
-    principal.kind === 'user' ? row.initiator_user_id === principal.userId : row.initiator_user_id === null;
+  const starter = row.initiator_user_id === principal.userId;
   if (!starter) throw forbidden('only who started the run may retry it; start a new run instead');
   const fromIndex = row.state?.steps.findIndex((s) => s.status === 'failed') ?? -1;
   const failedStep = row.state?.steps[fromIndex];
@@ -307,16 +319,19 @@ export async function retryRun(
     runId: newRun,
     trigger: row.trigger,
     initiatorUserId: row.initiator_user_id,
-    initiatorApiKeyId: principal.kind === 'api_key' ? principal.apiKeyId : row.initiator_api_key_id,
+    initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : row.initiator_api_key_id,
     inputs: row.inputs,
     resume: { retryOf: row.id, fromIndex, steps: row.state.steps, approvals: row.state.approvals },
   });
   await recordEvent(deps.sql, {
     orgId: principal.orgId,
-    actor:
-      principal.kind === 'user'
-        ? { kind: 'user', userId: principal.userId, role: principal.role }
-        : { kind: 'api_key', apiKeyId: principal.apiKeyId },
+    actor: {
+      kind: 'user',
+      userId: principal.userId,
+      role: principal.role,
+      ...(principal.via === 'api_key' ? { viaApiKeyId: principal.credentialId } : {}),
+      ...(principal.actedBy ? { actingKeyOwnerId: principal.actedBy.ownerUserId } : {}),
+    },
     origin: 'user',
     event: 'run.retry',
     subject: {
@@ -366,9 +381,10 @@ export async function decideApproval(
   runId: string,
   decision: { decision: 'approve' | 'reject'; comment: string | null },
 ): Promise<{ approvals: number; required: number }> {
-  // Approvals are a person's act: an organization key has nobody to hold accountable.
-  if (principal.kind !== 'user')
-    throw forbidden('approvals are made by people: use a personal token or a session');
+  // Approvals are a person's own act: a key acting for someone else (x-act-as-user) or a service
+  // account would let one holder approve as anybody.
+  if (principal.actedBy || principal.serviceAccount)
+    throw forbidden('approvals are made by people: use your own personal token, session or key');
   await readableWorkflow(deps, principal, workflowId);
   const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');

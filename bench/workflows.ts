@@ -20,7 +20,7 @@ import { CreateDatabase } from '../registry/database-input.ts';
 import { createDatabase } from '../registry/databases.ts';
 import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
-import { insertOrganization } from '../store/users.ts';
+import { insertOrganization, insertServiceAccount } from '../store/users.ts';
 import { freePorts } from '../test/harness/process.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
@@ -80,6 +80,8 @@ const bench: Bench = {
       TEMPORAL_NAMESPACE: t.namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,
       LOG_LEVEL: 'silent',
+      // The receiver listens on loopback, which the outbound network policy refuses by default.
+      COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
     });
     // The same deps as `countersign serve --with-worker` builds.
     const deps = await buildDeps(config, {
@@ -152,7 +154,23 @@ const bench: Bench = {
       });
       const short = await createWorkflow(deps, org.id, threeSteps(5));
       const long = await createWorkflow(deps, org.id, threeSteps(null));
-      const principal = { kind: 'api_key' as const, orgId: org.id, apiKeyId: 'key_bench' };
+      // Runs started the way an automation's key starts them: as its (service account) owner.
+      const svcUser = await insertServiceAccount(deps.sql, {
+        id: newId('usr'),
+        orgId: org.id,
+        name: 'bench',
+        role: 'admin',
+      });
+      const principal = {
+        kind: 'user' as const,
+        orgId: org.id,
+        userId: svcUser.id,
+        email: svcUser.email,
+        role: svcUser.role,
+        via: 'api_key' as const,
+        credentialId: 'key_bench',
+        serviceAccount: true,
+      };
       const client = deps.temporal!.client;
       const ours = (wfId: string) => async () => {
         const runId = await startRun(deps, principal, wfId, {});

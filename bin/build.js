@@ -8,7 +8,7 @@
 //   workflow-bundle.js                   workflows/index.ts bundled by Temporal's bundleWorkflowCode;
 //                                        the compiled worker loads it (workflowBundle.codePath)
 //   migrations/*.sql                     the store migrations, read beside the compiled code
-//   assets/*.js                          the pages' browser scripts (api/pages/assets), likewise
+//   assets/*.js, assets/*.css            the pages' scripts and stylesheets (api/pages/assets), likewise
 //   embedded-store-thread.mjs            dev mode's PGlite thread, started by URL beside the code
 //   build.json                           every source file both bundles were made from, with its
 //                                        size, mtime and SHA-256, so bin/countersign.js can tell a
@@ -76,7 +76,12 @@ try {
     }),
     // Only to learn which sources Temporal's bundle is made of (writes nothing).
     build({ ...common, entryPoints: ['workflows/index.ts'], write: false, outdir: temp }),
-    bundleWorkflowCode({ workflowsPath: join(ROOT, 'workflows/index.ts'), logger: quiet }),
+    bundleWorkflowCode({
+      workflowsPath: join(ROOT, 'workflows/index.ts'),
+      // The failure converter the worker names (core/payload-codec.ts), copied beside the code below.
+      failureConverterPath: join(ROOT, 'core/failure-converter.cjs'),
+      logger: quiet,
+    }),
   ]);
   await writeFile(join(temp, 'workflow-bundle.js'), workflows.code);
 
@@ -86,11 +91,12 @@ try {
 
   // Browser scripts the pages serve (api/pages/assets), read beside the compiled code.
   await mkdir(join(temp, 'assets'));
-  const assets = (await readdir(join(ROOT, 'api/pages/assets'))).filter((f) => f.endsWith('.js'));
+  const assets = (await readdir(join(ROOT, 'api/pages/assets'))).filter((f) => /\.(js|css)$/.test(f));
   for (const f of assets) await copyFile(join(ROOT, 'api/pages/assets', f), join(temp, 'assets', f));
 
-  // Files the code starts by URL beside itself (new URL('./…', import.meta.url)): a worker thread.
-  const besides = ['cli/embedded-store-thread.mjs'];
+  // Files the code starts or loads by URL beside itself (new URL('./…', import.meta.url)): a worker
+  // thread, the Temporal failure converter.
+  const besides = ['cli/embedded-store-thread.mjs', 'core/failure-converter.cjs'];
   for (const f of besides) await copyFile(join(ROOT, f), join(temp, f.split('/').at(-1)));
 
   const sources = new Set(

@@ -9,7 +9,13 @@ import { listAgents, registerAgent, revokeAgent } from '../registry/agents.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { mintSecret } from '../store/secrets.ts';
-import { findUserByEmail, firstOrganization, ROLES, type Role } from '../store/users.ts';
+import {
+  findUserByEmail,
+  firstOrganization,
+  insertServiceAccount,
+  ROLES,
+  type Role,
+} from '../store/users.ts';
 import { UsageError } from './errors.ts';
 
 export { UsageError };
@@ -46,7 +52,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
       throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
     await io.withStore(async (sql) => {
       const org = await requireOrg(sql);
-      if (await findUserByEmail(sql, values.email!))
+      if (await findUserByEmail(sql, org.id, values.email!))
         throw new UsageError(`${values.email} already has an account`);
       const password = values.password ?? mintSecret('pw', newId('usr')).secret.slice(-20);
       const user = await createUser(sql, {
@@ -62,10 +68,43 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     });
   },
   async 'create-api-key'(_config, args, io) {
-    const { values } = parseArgs({ args, options: { name: { type: 'string', default: 'cli' } } });
+    const { values } = parseArgs({
+      args,
+      options: {
+        name: { type: 'string', default: 'cli' },
+        owner: { type: 'string' },
+        'service-account': { type: 'string' },
+      },
+    });
+    // A key carries its owner's identity and never more: the operator names whose it is.
+    const role = values['service-account'];
+    if ((values.owner === undefined) === (role === undefined))
+      throw new UsageError('give exactly one of --owner EMAIL or --service-account member|admin');
+    if (role !== undefined && role !== 'member' && role !== 'admin')
+      throw new UsageError('--service-account takes member or admin');
     await io.withStore(async (sql) => {
       const org = await requireOrg(sql);
-      const { key, secret } = await createApiKey(sql, { orgId: org.id, name: values.name!, createdBy: null });
+      let ownerId: string;
+      if (values.owner !== undefined) {
+        const owner = await findUserByEmail(sql, org.id, values.owner);
+        if (!owner || owner.org_id !== org.id || owner.disabled_at !== null || owner.service_account)
+          throw new UsageError(`no active person with email ${values.owner}`);
+        ownerId = owner.id;
+      } else {
+        const account = await insertServiceAccount(sql, {
+          id: newId('usr'),
+          orgId: org.id,
+          name: values.name!,
+          role: role as 'member' | 'admin',
+        });
+        ownerId = account.id;
+      }
+      const { key, secret } = await createApiKey(sql, {
+        orgId: org.id,
+        name: values.name!,
+        createdBy: null,
+        ownerUserId: ownerId,
+      });
       io.out.write(`created ${key.id}\n${secret}\n`);
     });
   },
@@ -83,7 +122,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
     if (days !== null && !(Number.isInteger(days) && days > 0))
       throw new UsageError('--expires-days must be a positive whole number');
     await io.withStore(async (sql) => {
-      const user = await findUserByEmail(sql, values.email!);
+      const user = await findUserByEmail(sql, (await requireOrg(sql)).id, values.email!);
       if (!user) throw new UsageError(`no user with email ${values.email}`);
       const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : null;
       const { token, secret } = await createPersonalToken(sql, {

@@ -1,6 +1,9 @@
+import type { LoadedDataConverter } from '@temporalio/common';
 import type { Config } from '../config/env.ts';
 import type { Deps } from '../core/deps.ts';
 import { createLogger } from '../core/logger.ts';
+import { outboundPolicy } from '../core/outbound/policy.ts';
+import { dataConverters, serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal, type TemporalHandle } from '../core/temporal.ts';
 import { chatRequestNotifier, type RequestNotifier } from '../governance/notify.ts';
 import { bootstrap } from '../identity/bootstrap.ts';
@@ -33,7 +36,10 @@ export async function buildDeps(
   const logger = createLogger(config.logLevel);
   const keyring = await loadKeyring(config, opts.dev);
   const sql = await openMigratedStore(opts.storeUrl, opts.storeMax ? { max: opts.storeMax } : {});
-  const temporal = opts.temporalAddress ? await connectWithRetry(opts.temporalAddress, config, logger) : null;
+  const converter = dataConverters(serviceCodec({ sql, keyring })).client;
+  const temporal = opts.temporalAddress
+    ? await connectWithRetry(opts.temporalAddress, config, logger, converter)
+    : null;
   if (temporal) await ensureSearchAttributes(temporal, logger);
   // Agent tunnels live in the process that holds the agent's WebSocket; any other process (the
   // worker, another replica) relays through that one (agent/README.md "Replicas").
@@ -57,7 +63,10 @@ export async function buildDeps(
 
 /** The reviewers' notifier: the database's chat channel through the configured chat service. */
 export function requestNotifier(config: Config, sql: Sql, logger: Deps['logger']): RequestNotifier {
-  const chat = createChatClient({ chatApiUrl: config.chatApiUrl, chatBotToken: config.chatBotToken });
+  const chat = createChatClient(
+    { chatApiUrl: config.chatApiUrl, chatBotToken: config.chatBotToken },
+    outboundPolicy(config),
+  );
   return chatRequestNotifier({ sql, logger, baseUrl: config.baseUrl }, (m) => chat.post(m));
 }
 
@@ -65,11 +74,12 @@ async function connectWithRetry(
   address: string,
   config: Config,
   logger: Deps['logger'],
+  converter: LoadedDataConverter,
 ): Promise<TemporalHandle> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
-      return await connectTemporal(address, config);
+      return await connectTemporal(address, config, converter);
     } catch (err) {
       if (Date.now() > deadline) throw err;
       logger.warn({ address }, 'temporal not reachable yet; retrying');

@@ -5,6 +5,9 @@ import { startEmbeddedStore } from './embedded-store.ts';
 import { findTemporalCli, startEmbeddedTemporal } from './embedded-temporal.ts';
 import { dynamicConfigArgs } from './temporal-latency.ts';
 
+/** Where serve answers the Temporal codec-server contract (api/routes/temporal-codec.ts). */
+const CODEC_PATH = '/temporal/codec';
+
 export interface DevHandle {
   apiUrl: string;
   storeUrl: string;
@@ -55,8 +58,10 @@ export async function startDev(
     const storeUrl = store?.url ?? config.databaseUrl!;
     const temporalAddress = temporal?.address ?? config.temporalAddress!;
     const temporalUi = temporal?.uiUrl ?? config.temporalUiUrl;
+    // The embedded UI calls the codec endpoint from its own origin (CORS with credentials).
+    const withUi = temporalUi ? { ...config, temporalUiUrl: temporalUi } : config;
     // PGlite serves one connection at a time: a pool of one.
-    const deps = await buildDeps(config, {
+    const deps = await buildDeps(withUi, {
       storeUrl,
       storeMax: config.databaseUrl ? 10 : 1,
       temporalAddress,
@@ -131,11 +136,16 @@ async function settleAll<const T extends readonly unknown[]>(
 
 async function startLocalTemporal(config: Config) {
   const cli = await findTemporalCli(config.temporalCliPath);
-  if (cli) return startEmbeddedTemporal(cli, config.dataDir);
+  if (cli)
+    return startEmbeddedTemporal(cli, config.dataDir, { codecEndpoint: `${config.baseUrl}${CODEC_PATH}` });
   // No CLI here: @temporalio/testing downloads the dev server (needs network access).
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   const env = await TestWorkflowEnvironment.createLocal({
-    server: { ui: true, dbFilename: join(config.dataDir, 'temporal.db'), extraArgs: dynamicConfigArgs() },
+    server: {
+      ui: true,
+      dbFilename: join(config.dataDir, 'temporal.db'),
+      extraArgs: [...dynamicConfigArgs(), '--ui-codec-endpoint', `${config.baseUrl}${CODEC_PATH}`],
+    },
   });
   const address = env.address;
   return { address, uiUrl: 'http://127.0.0.1:8233', stop: () => env.teardown() };

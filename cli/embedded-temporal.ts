@@ -35,7 +35,11 @@ export async function findTemporalCli(explicit: string | null): Promise<string |
  * so workflow history survives a restart. Prefers the usual ports (7233, UI 8233) and falls
  * back to free ones when they are taken.
  */
-export async function startEmbeddedTemporal(cli: string, dataDir: string): Promise<EmbeddedTemporal> {
+export async function startEmbeddedTemporal(
+  cli: string,
+  dataDir: string,
+  options: { codecEndpoint?: string } = {},
+): Promise<EmbeddedTemporal> {
   await mkdir(dataDir, { recursive: true });
   const port = (await portIsFree(7233)) ? 7233 : await freePort();
   const uiPort = (await portIsFree(8233)) ? 8233 : await freePort();
@@ -52,6 +56,9 @@ export async function startEmbeddedTemporal(cli: string, dataDir: string): Promi
     join(dataDir, 'temporal.db'),
     '--log-level',
     'error',
+    // Payloads are encrypted (core/payload-codec.ts): the UI decodes them through Countersign's
+    // codec endpoint, as the signed-in person, redacted for them.
+    ...(options.codecEndpoint ? ['--ui-codec-endpoint', options.codecEndpoint] : []),
     ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
     ...dynamicConfigArgs(),
   ];

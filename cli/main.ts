@@ -3,6 +3,7 @@
 // API, and `agent` loads neither. `npm run bench -- processes` measures the result.
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
+import { keepServingOnSocketErrors } from '../core/last-resort.ts';
 import { UsageError } from './errors.ts';
 
 const usage = (agentUsage: string) => `countersign <command> [options]
@@ -13,10 +14,13 @@ const usage = (agentUsage: string) => `countersign <command> [options]
   dev                        API + worker in one process with an embedded store and Temporal
   migrate                    apply pending store migrations
   create-user --email E [--role super_admin|admin|member] [--password P] [--name N]
-  create-api-key [--name N]  prints a new organization API key once
+  create-api-key (--owner E | --service-account member|admin) [--name N]
+                             prints a new API key once: acting as the person E, or as a new
+                             service account with that role
   create-token --email E [--name N] [--expires-days D]
                              prints a personal access token for the user once
   generate-api-key           prints a key in the shape COUNTERSIGN_API_KEY expects (touches nothing)
+  temporal-key-usage         how many open runs still hold payloads under an old encryption key
   verify-audit               checks every organization's audit hash chain; exits 1 if one is broken
   agent register --name N    registers an agent and prints its id and token once (needs DATABASE_URL)
   agent revoke --id agt_…    revokes an agent's token; agent list: the agents and their status
@@ -40,6 +44,7 @@ const commands: Record<string, Command> = {
       temporalAddress: requireTemporal(config),
       dev: false,
     });
+    keepServingOnSocketErrors(deps.logger);
     await bootstrapAndAnnounce(deps);
     // --with-worker: one process runs both, so workflow query steps reach databases behind an
     // agent whose tunnel this process holds (agent/README.md "Replicas").
@@ -72,6 +77,7 @@ const commands: Record<string, Command> = {
       temporalAddress: null,
       dev: false,
     });
+    keepServingOnSocketErrors(deps.logger);
     // Issue 14.1: a worker started before any API process still finds the search attributes its
     // runs carry (or stops naming the command to create them).
     const [{ connectTemporal }, { ensureSearchAttributes }] = await Promise.all([
@@ -101,6 +107,35 @@ const commands: Record<string, Command> = {
     } finally {
       process.stdout.write('  stopping…\n');
       await dev.stop();
+    }
+  },
+  async 'temporal-key-usage'(config) {
+    const address = requireTemporal(config);
+    const [{ Client, Connection }, { loadKeyring }, { payloadKeyUsage }] = await Promise.all([
+      import('@temporalio/client'),
+      import('../store/keyring-file.ts'),
+      import('../core/payload-key-usage.ts'),
+    ]);
+    const keyring = await loadKeyring(config, config.databaseUrl === null);
+    // No data converter: only the payloads' labels are read, never their contents.
+    const connection = await Connection.connect({ address });
+    try {
+      const client = new Client({ connection, namespace: config.temporalNamespace });
+      const u = await payloadKeyUsage(client, keyring);
+      const lines = [
+        `current key: ${u.currentKeyId}`,
+        `open runs: ${u.openRuns}`,
+        `open runs with payloads under an old key: ${u.runsOnOldKeys}`,
+        `open runs with payloads written before encryption: ${u.runsWithPlaintext}`,
+        ...Object.entries(u.payloadsByKey).map(([id, n]) => `  ${id}: ${n} payload(s)`),
+        ...(u.unknownKeyIds.length
+          ? [`keys not configured (cannot decode): ${u.unknownKeyIds.join(', ')}`]
+          : []),
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+      if (u.unknownKeyIds.length) process.exitCode = 1;
+    } finally {
+      await connection.close();
     }
   },
   async 'generate-api-key'() {

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { type AllowEntry, parseAllowList } from './outbound-allow.ts';
 
 /** Every environment variable the service reads, with its default. The README's table mirrors this. */
 export interface Config {
@@ -56,12 +57,19 @@ export interface Config {
   trustedProxies: number;
   /** Client ID Metadata Document fetching (api/oauth/README.md, "Client ID Metadata Documents"). */
   cimd: CimdConfig;
+  /** Metadata documents one client address may make the server fetch per 10 minutes. */
+  cimdFetchesPerAddress: number;
+  /** The outbound network policy's exceptions (COUNTERSIGN_OUTBOUND_ALLOW; core/outbound/policy.ts). */
+  outboundAllow: AllowEntry[];
 }
 
 /** What the CIMD fetcher may reach beyond the public internet; production leaves both empty. */
 export interface CimdConfig {
-  /** Host names or IP literals exempt from the private-address refusal (tests: `localhost`). */
-  allowHosts: string[];
+  /**
+   * Hosts exempt from the address refusal for metadata documents only (tests: `localhost:PORT`);
+   * an entry with a port also lifts the port-443 rule for that port.
+   */
+  allowHosts: AllowEntry[];
   /** A PEM file of extra certificate authorities the fetcher trusts beside the public roots. */
   caFile: string | null;
 }
@@ -162,6 +170,8 @@ const EnvSchema = v.object({
   ),
   OAUTH_CIMD_ALLOW_HOSTS: optionalString,
   OAUTH_CIMD_CA_FILE: optionalString,
+  COUNTERSIGN_OUTBOUND_ALLOW: optionalString,
+  OAUTH_CIMD_FETCHES_PER_ADDRESS: count('30'),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
 
@@ -199,6 +209,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if ((e.COUNTERSIGN_ADMIN_EMAIL === undefined) !== (e.COUNTERSIGN_ADMIN_PASSWORD === undefined)) {
     problems.push('COUNTERSIGN_ADMIN_EMAIL and COUNTERSIGN_ADMIN_PASSWORD: set both or neither');
   }
+  const allowList = (variable: 'COUNTERSIGN_OUTBOUND_ALLOW' | 'OAUTH_CIMD_ALLOW_HOSTS'): AllowEntry[] => {
+    try {
+      return parseAllowList(e[variable], variable);
+    } catch (err) {
+      problems.push((err as Error).message);
+      return [];
+    }
+  };
+  const outboundAllow = allowList('COUNTERSIGN_OUTBOUND_ALLOW');
+  const cimdAllow = allowList('OAUTH_CIMD_ALLOW_HOSTS');
   if (problems.length > 0) throw new ConfigError(problems);
   const port = e.PORT;
   const baseUrl = (e.BASE_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${port}`).replace(
@@ -243,10 +263,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       registrationsPerAddress: e.OAUTH_REGISTRATIONS_PER_ADDRESS,
     },
     trustedProxies: e.TRUSTED_PROXIES,
+    outboundAllow,
+    cimdFetchesPerAddress: e.OAUTH_CIMD_FETCHES_PER_ADDRESS,
     cimd: {
-      allowHosts: e.OAUTH_CIMD_ALLOW_HOSTS.split(',')
-        .map((h) => h.trim().toLowerCase())
-        .filter(Boolean),
+      allowHosts: cimdAllow,
       caFile: e.OAUTH_CIMD_CA_FILE || null,
     },
   };

@@ -1,5 +1,6 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { LoadedDataConverter } from '@temporalio/common';
 import type { Config } from '../config/env.ts';
 
 /** Connections to Temporal, shared by the API (start, signal, query) and readiness checks. */
@@ -10,11 +11,23 @@ export interface TemporalHandle {
   taskQueue: string;
 }
 
-export async function connectTemporal(address: string, config: Config): Promise<TemporalHandle> {
+/**
+ * `dataConverter`: the service's (core/payload-codec.ts), so what the client sends is encrypted and
+ * what it reads back decrypted; omitted only by callers that send no payloads (search attributes).
+ */
+export async function connectTemporal(
+  address: string,
+  config: Config,
+  dataConverter?: LoadedDataConverter,
+): Promise<TemporalHandle> {
   const connection = await Connection.connect({ address, interceptors: [retryExceptQueries] });
   return {
     connection,
-    client: new Client({ connection, namespace: config.temporalNamespace }),
+    client: new Client({
+      connection,
+      namespace: config.temporalNamespace,
+      ...(dataConverter ? { dataConverter } : {}),
+    }),
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
   };

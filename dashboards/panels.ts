@@ -5,6 +5,7 @@ import type { FieldError } from '../core/errors.ts';
 import { validationFailed } from '../core/errors.ts';
 import { collectReferences, ExprError, renderSql } from '../expr/index.ts';
 import { resolveTarget } from '../governance/access.ts';
+import { classifyStatement } from '../governance/classify.ts';
 import type { QueryActor } from '../governance/query.ts';
 import type { Panel, PanelAction } from '../store/dashboards.ts';
 import type { Tx } from '../store/db.ts';
@@ -42,6 +43,14 @@ export async function normalizePanels(
       continue;
     }
     const statement = checkQuery(body.details.query, keys, adapter, `${at}.details.query`, errors);
+    // Whoever opens the dashboard runs its panels with their own access: a panel may only read
+    // (the pipeline refuses a write again at view time, and runs the read in read-only mode).
+    if (statement && (await classifyStatement(adapter, statement)) === 'write')
+      errors.push({
+        path: `${at}.details.query`,
+        message:
+          'a panel query may only read (SELECT, SHOW, EXPLAIN); this one writes or could not be parsed',
+      });
     const columns = statement ? await panelColumns(adapter, statement) : { names: [], open: true };
     const actions: PanelAction[] = [];
     for (const [j, a] of body.actions.entries()) {

@@ -78,6 +78,8 @@ export async function runPanel(deps: GovernanceDeps, v: Viewer, run: PanelRun): 
     statement: rendered.text,
     params: rendered.params,
     maxRows: PANEL_MAX_ROWS,
+    // Whoever opens the dashboard runs the panel: it may only read (GovernedQuery.readOnly).
+    readOnly: true,
   };
   // The review rule is looked up first only to avoid opening a request on a mere page view; an
   // actor who may not see the target falls through to the pipeline, which denies and audits.
@@ -88,7 +90,13 @@ export async function runPanel(deps: GovernanceDeps, v: Viewer, run: PanelRun): 
   if (cred && cred.reviews_required > 0) {
     const open = await openRequest(deps, v, query);
     if (open?.status === 'approved') {
-      const out = await runRequest(deps, v.orgId, { actor, origin: 'dashboard' }, open.id, null);
+      const out = await runRequest(
+        deps,
+        v.orgId,
+        { actor, origin: 'dashboard', readOnly: true },
+        open.id,
+        null,
+      );
       return { status: 'executed', result: out.outcome.result, requestId: open.id };
     }
     if (open) return { status: 'pending_review', requestId: open.id, reviewsRequired: open.reviews_required };

@@ -5,10 +5,11 @@
 import type { SchemaTable } from '../adapters/types.ts';
 import type { Deps } from '../core/deps.ts';
 import { poolFor } from '../registry/connections.ts';
+import { type AuditRow, searchAudit } from '../store/audit.ts';
 import { type CredentialRow, type DatabaseRow, listCredentials, listDatabases } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { resolveTarget, usableCredentials } from './access.ts';
-import { aiClientRefusal } from './ai-clients.ts';
+import { aiClientLimits, aiClientRefusal } from './ai-clients.ts';
 import { QueryDeniedError } from './errors.ts';
 import type { AiClientLimits, QueryActor } from './types.ts';
 
@@ -77,4 +78,24 @@ export function readTargetSchema(
   cred: CredentialRow,
 ): Promise<SchemaTable[]> {
   return poolFor(deps, db, cred).readSchema();
+}
+
+/**
+ * The person's recent AI-originated audit entries, newest first, as this client may see them:
+ * only entries on databases the person can still see and the organization lets this client use
+ * (its "Only these databases" limit), so a client kept away from a database does not read there
+ * what other clients ran. Entries about no database (tool calls such as list_databases) stay.
+ */
+export async function aiHistory(sql: Tx, orgId: string, actor: AiActor, limit: number): Promise<AuditRow[]> {
+  const limits = actor.oauthClient.limits ?? (await aiClientLimits(sql, orgId, actor.oauthClient.id));
+  const visibleTo = actor.role === 'super_admin' ? null : actor.userId;
+  const visible = (await listDatabases(sql, orgId, { limit: 1000, visibleTo })).map((db) => db.id);
+  const only = limits.databaseIds;
+  const databaseIds = only ? visible.filter((id) => only.includes(id)) : visible;
+  return searchAudit(
+    sql,
+    orgId,
+    { actor: actor.userId, origin: 'ai', databaseIdsOrNone: databaseIds },
+    { order: 'desc', limit },
+  );
 }

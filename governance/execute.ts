@@ -1,6 +1,6 @@
 // Steps 4–6 of the pipeline (DESIGN.md): execute and audit. Direct queries (query.ts) and approved
 // query requests (requests.ts) both run through executeGoverned, and nothing else runs a statement.
-import type { ParamValue, QueryResult } from '../adapters/types.ts';
+import type { ExecuteOptions, ParamValue, QueryResult } from '../adapters/types.ts';
 import { AppError } from '../core/errors.ts';
 import { poolFor } from '../registry/connections.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
@@ -8,6 +8,7 @@ import { updateRequest } from '../store/query-requests.ts';
 import { checkAiUse } from './ai-access.ts';
 import { type AuditAttempt, markAudited, type ReviewFacts, recordAttempt } from './audit.ts';
 import type { StatementClass } from './classify.ts';
+import { type AttemptOutcome, runStepAttempt, type StepAttempt } from './once.ts';
 import { planProtection, ServerStyleError } from './protection/index.ts';
 import type { GovernanceDeps, GovernedOutcome, GovernedQuery, QueryActor, QueryOrigin } from './types.ts';
 
@@ -36,7 +37,11 @@ export interface Execution {
   classification: StatementClass;
   maxRows: number;
   timeoutSeconds: number;
+  /** Run in the engine's read-only transaction or session (GovernedQuery.readOnly). */
+  readOnly?: boolean;
   review: ReviewFacts | null;
+  /** A workflow step's attempt (governance/once.ts). */
+  stepAttempt?: StepAttempt;
 }
 
 /**
@@ -57,6 +62,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
   };
   const t0 = performance.now();
   let result: QueryResult;
+  let ran: AttemptOutcome | null = null;
   try {
     // Step 5 (DESIGN.md): data protection rewrites the statement so protected columns are masked
     // wherever they appear, and redacts what comes back; it refuses what it cannot analyze. It runs
@@ -71,18 +77,26 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       params: x.params,
     });
     const pool = poolFor(deps, x.db, x.cred);
-    let raw: QueryResult;
-    try {
-      raw = await pool.execute(plan.statement, plan.params, {
-        maxRows: x.maxRows,
-        timeoutSeconds: x.timeoutSeconds,
-      });
-    } catch (err) {
-      // Issue 13.2: a server may quote the statement it ran — under a policy the rewritten one,
-      // with its masks and hash salt — in its error; the plan cleans that out before anyone sees it.
-      throw plan.failure(err);
-    }
-    result = plan.redact(raw);
+    const exec = async (session: Pick<ExecuteOptions, 'tag' | 'prepareAs'>) => {
+      let raw: QueryResult;
+      try {
+        raw = await pool.execute(plan.statement, plan.params, {
+          maxRows: x.maxRows,
+          timeoutSeconds: x.timeoutSeconds,
+          readOnly: x.readOnly === true,
+          ...session,
+        });
+      } catch (err) {
+        // Issue 13.2: a server may quote the statement it ran — under a policy the rewritten one,
+        // with its masks and hash salt — in its error; the plan cleans that out before anyone sees it.
+        throw plan.failure(err);
+      }
+      return plan.redact(raw);
+    };
+    if (x.stepAttempt) {
+      ran = await runStepAttempt(deps.sql, pool, x.stepAttempt, x.classification === 'write', exec);
+      result = ran.result;
+    } else result = await exec({});
   } catch (err) {
     const failure = asQueryFailed(err);
     await recordAttempt(deps.sql, {
@@ -101,6 +115,9 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
     outcome: 'allowed',
     rowsReturned: result.num_rows,
     durationMs: performance.now() - t0,
+    ...(ran?.delivery === 'recovered'
+      ? { detail: `not run again: the committed write of attempt ${ran.recoveredFrom} is this step's result` }
+      : {}),
   });
   return {
     status: 'executed',
@@ -109,17 +126,27 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
     credentialId: x.cred.id,
     requestId: x.review?.requestId ?? null,
     auditId: audit.id,
+    ...(ran ? { delivery: ran.delivery } : {}),
   };
 }
 
-/** Row cap for the origin; AI queries need opt-in on database and credential (SPEC.md 8) and must read. */
+/**
+ * Row cap for the origin; AI queries need opt-in on database and credential (SPEC.md 8) and must
+ * read. A read-only query (a dashboard panel) must read whatever its origin.
+ */
 export async function originLimits(
   deps: GovernanceDeps,
-  q: Pick<GovernedQuery, 'orgId' | 'actor' | 'origin' | 'maxRows'>,
+  q: Pick<GovernedQuery, 'orgId' | 'actor' | 'origin' | 'maxRows' | 'readOnly'>,
   db: DatabaseRow,
   cred: CredentialRow,
   classification: StatementClass,
 ): Promise<number> {
+  // A panel runs as whoever opens it: a write saved by one person would run with the access of
+  // every viewer, so no read-only query may write, whatever its origin.
+  if (q.readOnly && classification === 'write')
+    throw new QueryDeniedError(
+      'a dashboard panel may only read; this statement writes or could not be parsed',
+    );
   const maxRows = Math.min(q.maxRows ?? HARD_MAX_ROWS, HARD_MAX_ROWS);
   if (q.origin !== 'ai') return maxRows;
   await checkAiUse(deps.sql, q.orgId, q.actor, db, cred);

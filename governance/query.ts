@@ -17,7 +17,7 @@ import { encodeParams } from './params.ts';
 import { bypassRefusal } from './review-rules.ts';
 
 export { canSee, resolveTarget } from './access.ts';
-
+export { type Delivery, type StepAttempt, stepTagPrefix } from './once.ts';
 export type {
   AiClientLimits,
   BypassRequest,
@@ -98,6 +98,8 @@ export async function runGovernedQuery(
     classification: attempt.classification,
     maxRows,
     timeoutSeconds,
+    readOnly: q.readOnly === true,
+    ...(q.stepAttempt ? { stepAttempt: q.stepAttempt } : {}),
   };
   // 3. Review gate: a credential that needs reviews never runs a query directly.
   if (cred.reviews_required === 0) return executeGoverned(deps, { ...run, review: null });

@@ -33,11 +33,14 @@ export function aiClientOf(r: QueryRequestRow): { oauthClient?: { id: string; na
 export async function executeRequest(
   deps: GovernanceDeps,
   r: QueryRequestRow,
-  caller: { actor: QueryActor; origin: QueryOrigin },
+  caller: { actor: QueryActor; origin: QueryOrigin; readOnly?: boolean },
   bypass: BypassRequest | null,
   runnerActive = true,
 ): Promise<GovernedOutcome> {
   const runner = caller.actor;
+  // A request opened from a dashboard panel stays read-only wherever it is run from: its
+  // statement is the panel's, which someone other than its author may have written.
+  const readOnly = caller.readOnly === true || r.origin === 'dashboard';
   if (r.status !== 'pending' && r.status !== 'approved')
     throw conflict(`a ${r.status} query request cannot run`);
   const params = decodeParams(r.params);
@@ -70,8 +73,8 @@ export async function executeRequest(
     credentialId: r.credential_id,
   }).catch((err: unknown) => deny(deps, attempt, err));
   const classification = await classifyStatement(db.adapter, r.statement);
-  const maxRows = await originLimits(deps, { ...attempt }, db, cred, classification).catch((err: unknown) =>
-    deny(deps, { ...attempt, classification }, err),
+  const maxRows = await originLimits(deps, { ...attempt, readOnly }, db, cred, classification).catch(
+    (err: unknown) => deny(deps, { ...attempt, classification }, err),
   );
   const approvedBy = await validApprovers(deps.sql, r, db);
   // A credential whose requirement grew since submission holds the request to the new number.
@@ -114,6 +117,7 @@ export async function executeRequest(
       cred,
       maxRows,
       timeoutSeconds: cred.timeout ?? DEFAULT_TIMEOUT_SECONDS,
+      readOnly,
     }),
   );
 }

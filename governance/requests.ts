@@ -22,6 +22,7 @@ import { canSee } from './access.ts';
 import { aiClientRefusal } from './ai-clients.ts';
 import { classifyStatement } from './classify.ts';
 import { encodeParams } from './params.ts';
+import { errorRefusal, hiddenError } from './protection/error-view.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
@@ -62,7 +63,15 @@ async function aiMayUse(sql: Tx, db: DatabaseRow, credentialId: string): Promise
   return cred?.ai_allowed === true;
 }
 
-async function view(sql: Tx, request: QueryRequestRow): Promise<RequestView> {
+/** A request with its error as `reader` may read it (protection/error-view.ts). */
+async function readableBy(sql: Tx, request: QueryRequestRow, reader: QueryActor): Promise<QueryRequestRow> {
+  if (request.error === null) return request;
+  const why = await errorRefusal(sql, request.database_id, reader, { userId: request.author_user_id });
+  return why === null ? request : { ...request, error: hiddenError(why) };
+}
+
+async function view(sql: Tx, stored: QueryRequestRow, reader: QueryActor): Promise<RequestView> {
+  const request = await readableBy(sql, stored, reader);
   const db = await findDatabase(sql, request.org_id, request.database_id);
   return {
     request,
@@ -78,7 +87,7 @@ export async function getRequest(
   id: string,
 ): Promise<RequestView> {
   const { request } = await visibleRequest(deps.sql, orgId, caller, id);
-  return view(deps.sql, request);
+  return view(deps.sql, request, caller.actor);
 }
 
 /** Requests on databases the actor can see, newest first. */
@@ -98,7 +107,7 @@ export async function listQueryRequests(
     limit: f.limit + 1,
   });
   const more = items.length > f.limit;
-  const page = items.slice(0, f.limit);
+  const page = await Promise.all(items.slice(0, f.limit).map((r) => readableBy(deps.sql, r, actor)));
   return { items: page, nextCursor: more ? (page.at(-1)?.id ?? null) : null };
 }
 
@@ -156,7 +165,7 @@ export async function editRequest(
       });
     return updated;
   });
-  return view(deps.sql, request);
+  return view(deps.sql, request, actor);
 }
 
 export async function cancelRequest(
@@ -171,7 +180,7 @@ export async function cancelRequest(
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be canceled`);
     return updateRequest(tx, r.id, { status: 'canceled' });
   });
-  return view(deps.sql, request);
+  return view(deps.sql, request, caller.actor);
 }
 
 /** What an approval that completed a run-on-approval request led to. */
@@ -190,8 +199,14 @@ export async function reviewRequest(
   id: string,
   input: { verdict: ReviewRow['verdict']; body: string },
 ): Promise<{ view: RequestView; run: RunReport | null }> {
-  if (actor.kind !== 'user')
-    throw forbidden('reviews are given by people: send x-act-as-user with an API key');
+  if (actor.kind !== 'user') throw forbidden('reviews are given by people');
+  // A key acting for someone else (x-act-as-user) would let one holder review as anybody: the
+  // four-eyes rule needs the reviewer themself (their session, token or own key).
+  if (actor.actingKeyOwnerId !== undefined)
+    throw forbidden('an API key acting for a person (x-act-as-user) cannot review');
+  // A service account is made by any admin at will: its verdict would be that admin's second pair
+  // of eyes on their own query.
+  if (actor.serviceAccount) throw forbidden('a service account cannot review');
   const reviewer = actor;
   const { request, runNow } = await deps.sql.begin(async (tx) => {
     // Reviews are given by people on the web pages or the REST API, never through MCP.
@@ -251,9 +266,16 @@ export async function reviewRequest(
         };
       },
     );
+    // The reviewer reads the author's failure only as far as their own policy lets them.
+    if (run.status === 'failed') {
+      const why = await errorRefusal(deps.sql, request.database_id, reviewer, {
+        userId: request.author_user_id,
+      });
+      if (why !== null) run = { status: 'failed', detail: hiddenError(why) };
+    }
   }
   const latest = await findRequest(deps.sql, orgId, id);
-  return { view: await view(deps.sql, latest ?? request), run };
+  return { view: await view(deps.sql, latest ?? request, reviewer), run };
 }
 
 /**
@@ -264,7 +286,7 @@ export async function reviewRequest(
 export async function runRequest(
   deps: GovernanceDeps,
   orgId: string,
-  caller: { actor: QueryActor; origin: QueryOrigin },
+  caller: { actor: QueryActor; origin: QueryOrigin; readOnly?: boolean },
   id: string,
   bypass: BypassRequest | null,
 ): Promise<{ view: RequestView; outcome: GovernedOutcome }> {
@@ -278,7 +300,7 @@ export async function runRequest(
   requireAuthor(actor, request, 'run a query request');
   const outcome = await executeRequest(deps, request, caller, bypass);
   const latest = await findRequest(deps.sql, orgId, id);
-  return { view: await view(deps.sql, latest ?? request), outcome };
+  return { view: await view(deps.sql, latest ?? request, actor), outcome };
 }
 
 /** Reviews are rows of their request: `qrv_` + the ULID of a fresh `qr_` id. */

@@ -32,8 +32,8 @@ export function bypassRefusal(
   bypass: BypassRequest,
 ): string | null {
   if (actor.kind !== 'user' || actor.role !== 'super_admin') return 'only a super admin may bypass review';
-  // DEVIATION (stricter than SPEC.md): an organization API key acting for a super admin cannot
-  // bypass; the override needs the super admin's own token or session.
+  // DEVIATION (stricter than SPEC.md): no API key bypasses — neither the super admin's own key
+  // nor one acting for them; the override needs the super admin's own token or session.
   if (actor.viaApiKeyId)
     return 'a review bypass needs the super admin themself, not an API key acting for them';
   if (actor.userId !== authorUserId) return 'a super admin may bypass review only on their own query';

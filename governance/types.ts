@@ -9,6 +9,7 @@ import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Sql } from '../store/db.ts';
 import type { Role } from '../store/users.ts';
 import type { RequestNotifier } from './notify.ts';
+import type { Delivery, StepAttempt } from './once.ts';
 
 /** An organization's limits on one AI client (governance/ai-clients.ts). */
 export interface AiClientLimits {
@@ -28,8 +29,15 @@ export type QueryActor =
       role: Role;
       /** The AI client acting for the person; `limits` when already read (MCP reads them with the grant). */
       oauthClient?: { id: string; name: string; limits?: AiClientLimits };
-      /** The organization API key acting for this user (header x-act-as-user), audited beside them. */
+      /** The API key the request came with: the user's own key, or one acting for them. */
       viaApiKeyId?: string;
+      /**
+       * With x-act-as-user: the owner of the key acting for this user, audited beside them. Such
+       * an actor never approves, rejects, comments on or bypasses a review.
+       */
+      actingKeyOwnerId?: string;
+      /** A service account (through its key): it never reviews. */
+      serviceAccount?: true;
       /** A workflow run this person started, whose query step this is (audited beside them). */
       workflowRun?: { runId: string; workflowId: string };
     }
@@ -52,10 +60,21 @@ export interface GovernedQuery {
   /** Seconds; defaults to the credential's timeout, else DEFAULT_TIMEOUT_SECONDS. */
   timeoutSeconds?: number;
   /**
+   * Only a read may run (dashboard panels): a statement classified as a write is denied, and
+   * what is run runs in the engine's read-only transaction or session, so a write the
+   * classification cannot see (a user-defined function) fails instead of changing anything.
+   */
+  readOnly?: boolean;
+  /**
    * A credential with reviews_required > 0: 'refuse' (the default) denies the query; callers
    * that can hand a pending request back to a person use `SubmittedQuery` instead.
    */
   onReviewRequired?: 'refuse';
+  /**
+   * A workflow query step's attempt: a write then runs exactly once where the target has
+   * two-phase commit, and never alongside an earlier attempt's statement (governance/once.ts).
+   */
+  stepAttempt?: StepAttempt;
 }
 
 /** A query that becomes a query request when its credential requires reviews (REST, MCP). */
@@ -77,6 +96,8 @@ export type GovernedOutcome = {
   /** The query request it ran under (reviewed or bypassed), if any. */
   requestId?: string | null;
   auditId?: string;
+  /** For a workflow step attempt: how its statement ran (governance/once.ts). */
+  delivery?: Delivery;
 };
 
 /** The query waits for reviews as query request `requestId`. */

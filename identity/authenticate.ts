@@ -4,22 +4,34 @@ import { findPersonalToken, touchPersonalToken } from '../store/personal-tokens.
 import { parseSecret, secretMatches } from '../store/secrets.ts';
 import { findSession } from '../store/sessions.ts';
 import { findUserById } from '../store/users.ts';
-import type { ApiKeyPrincipal, UserPrincipal } from './principal.ts';
+import type { UserPrincipal } from './principal.ts';
 
 /** Secret kinds: the first part of every bearer secret, so a key is never mistaken for a token. */
 export const SECRET_KINDS = { apiKey: 'cskey', personalToken: 'cspat', session: 'csses' } as const;
 
+/** An authenticated API key: the identity it carries, and whether it may act for someone. */
+export interface ApiKeyIdentity {
+  principal: UserPrincipal;
+  actAsAllowed: boolean;
+}
+
 /**
- * Resolves an `x-api-key` value. Null for a malformed, unknown, wrong or revoked key: the
- * caller answers all of these with the same 401 so a probe learns nothing.
+ * Resolves an `x-api-key` value to its owner's identity: a key is its owner, never more (the
+ * owner's role, grants and data-protection policy), and dies with the owner — a disabled or
+ * deleted owner, or no owner at all, and the key no longer authenticates. Null for a malformed,
+ * unknown, wrong, revoked or ownerless key: the caller answers all of these with the same 401 so
+ * a probe learns nothing.
  */
-export async function authenticateApiKey(sql: Tx, presented: string): Promise<ApiKeyPrincipal | null> {
+export async function authenticateApiKey(sql: Tx, presented: string): Promise<ApiKeyIdentity | null> {
   const parsed = parseSecret(presented);
   if (!parsed || parsed.kind !== SECRET_KINDS.apiKey) return null;
   const row = await findApiKey(sql, `key_${parsed.ulid}`);
   if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
+  if (row.owner_user_id === null) return null;
+  const principal = await activeUser(sql, row.owner_user_id, 'api_key', row.id);
+  if (!principal || principal.orgId !== row.org_id) return null;
   await touchApiKey(sql, row.id);
-  return { kind: 'api_key', orgId: row.org_id, apiKeyId: row.id };
+  return { principal, actAsAllowed: row.act_as_allowed };
 }
 
 /** Resolves a personal access token (`Authorization: Bearer`); it acts as its user. */
@@ -48,7 +60,10 @@ export async function authenticateSession(
   return principal ? { principal, csrfToken: row.csrf_token } : null;
 }
 
-/** A disabled user's credentials stop working on their next request. */
+/**
+ * A disabled user's credentials stop working on their next request. A service account has no
+ * credential but its API keys: any other kind naming it is refused.
+ */
 export async function activeUser(
   sql: Tx,
   userId: string,
@@ -56,7 +71,8 @@ export async function activeUser(
   credentialId: string,
 ): Promise<UserPrincipal | null> {
   const user = await findUserById(sql, userId);
-  if (!user || user.disabled_at !== null) return null;
+  if (!user || user.disabled_at !== null || user.deleted_at !== null) return null;
+  if (user.service_account && via !== 'api_key') return null;
   return {
     kind: 'user',
     orgId: user.org_id,
@@ -65,5 +81,6 @@ export async function activeUser(
     role: user.role,
     via,
     credentialId,
+    ...(user.service_account ? { serviceAccount: true } : {}),
   };
 }

@@ -41,6 +41,8 @@ export async function bootstrap(sql: Sql, input: BootstrapInput): Promise<Bootst
       orgId: org.id,
       name: 'first key',
       createdBy: admin.id,
+      // The first key is the first super admin's: it works as them, and dies with them.
+      ownerUserId: admin.id,
       ...(input.apiKey ? { secret: input.apiKey } : {}),
     });
     return {

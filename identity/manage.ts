@@ -6,8 +6,8 @@ import { insertPersonalToken, type PersonalTokenRow, revokePersonalToken } from 
 import { hashPassword, hashSecret, mintSecret, verifyPassword } from '../store/secrets.ts';
 import { insertSession, revokeOtherSessions, revokeSession } from '../store/sessions.ts';
 import {
-  findUserByEmail,
   findUserById,
+  findUsersByEmail,
   insertUser,
   type Role,
   setPasswordHash,
@@ -15,10 +15,21 @@ import {
 } from '../store/users.ts';
 import { SECRET_KINDS } from './authenticate.ts';
 
-/** Creates an API key; the secret is in the result once and never again. */
+/**
+ * Creates an API key owned by `ownerUserId` (a person or service account, whose identity it
+ * carries); the secret is in the result once and never again. Who may create which key is
+ * decided by identity/api-keys.ts.
+ */
 export async function createApiKey(
   sql: Tx,
-  input: { orgId: string; name: string; createdBy: string | null; secret?: string },
+  input: {
+    orgId: string;
+    name: string;
+    createdBy: string | null;
+    ownerUserId: string;
+    actAsAllowed?: boolean;
+    secret?: string;
+  },
 ): Promise<{ key: ApiKeyRow; secret: string }> {
   // A preset secret (COUNTERSIGN_API_KEY) is accepted as given; it is hashed like any other,
   // and its id is the one it carries so authentication finds it.
@@ -35,6 +46,8 @@ export async function createApiKey(
     name: input.name,
     secretHash: minted.hash,
     createdBy: input.createdBy,
+    ownerUserId: input.ownerUserId,
+    actAsAllowed: input.actAsAllowed ?? false,
   });
   return { key, secret: minted.secret };
 }
@@ -96,11 +109,21 @@ export async function signInWithPassword(
   password: string,
   userAgent = '',
 ): Promise<{ cookie: string; csrfToken: string; user: UserRow } | null> {
-  const user = await findUserByEmail(sql, email);
-  // Hash even when the user is unknown so timing does not reveal which emails exist.
-  const stored = user?.password_hash ?? DUMMY_HASH;
-  const ok = await verifyPassword(password, stored);
-  if (!user || !ok || user.password_hash === null || user.disabled_at !== null) return null;
+  // An address is unique per organization, so it may name accounts in several: the password
+  // picks the account (the oldest whose password it is). Hash even when no account has a
+  // password, so timing does not reveal which emails exist.
+  const candidates = (await findUsersByEmail(sql, email)).filter(
+    (u) => u.password_hash !== null && u.disabled_at === null,
+  );
+  let user: UserRow | null = null;
+  for (const u of candidates) {
+    if (await verifyPassword(password, u.password_hash!)) {
+      user = u;
+      break;
+    }
+  }
+  if (candidates.length === 0) await verifyPassword(password, DUMMY_HASH);
+  if (!user) return null;
   const session = await startSession(sql, user.id, userAgent);
   return { ...session, user };
 }

@@ -8,6 +8,7 @@ import { newId } from '../store/ids.ts';
 import { findConsent, insertCode, type OAuthClientRow, saveConsent } from '../store/oauth.ts';
 import { mintSecret } from '../store/secrets.ts';
 import { CimdRefused } from './cimd/errors.ts';
+import type { FetchConfig } from './cimd/fetch.ts';
 import { resolveClient } from './cimd/resolve.ts';
 import { SUPPORTED_SCOPES } from './oauth-clients.ts';
 import {
@@ -61,7 +62,10 @@ export class RedirectableError extends Error {
 }
 
 type Params = URLSearchParams;
-type Deps = { sql: Sql; config: Pick<Config, 'baseUrl' | 'oauth' | 'cimd'> };
+type Deps = {
+  sql: Sql;
+  config: Pick<Config, 'baseUrl' | 'oauth' | 'cimd' | 'cimdFetchesPerAddress'> & FetchConfig;
+};
 
 /** The MCP endpoint: the one resource this server issues tokens for (RFC 8707, RFC 9728 §2). */
 export function mcpResource(baseUrl: string): string {
@@ -69,10 +73,14 @@ export function mcpResource(baseUrl: string): string {
 }
 
 /** Runs every check in order; throws AuthorizationPageError or RedirectableError. */
-export async function checkAuthorizationRequest(deps: Deps, p: Params): Promise<AuthorizationRequest> {
+export async function checkAuthorizationRequest(
+  deps: Deps,
+  p: Params,
+  address: string | null = null,
+): Promise<AuthorizationRequest> {
   // These two run first and never redirect: nothing is known to be the client's yet.
   checkNoRepeatedParameters(p);
-  const client = await checkClient(deps, p);
+  const client = await checkClient(deps, p, address);
   const redirectUri = checkRedirectUri(client, p);
   const state = p.get('state');
   const fail = (err: OAuthError) => new RedirectableError(redirectUri, state, err);
@@ -102,10 +110,15 @@ function checkNoRepeatedParameters(p: Params): void {
  * and checked here; MCP authorization 2025-11-25 "Client ID Metadata Documents"). A document that
  * cannot be used is an error page like an unknown client: its redirect URIs are unverified.
  */
-async function checkClient(deps: Deps, p: Params): Promise<OAuthClientRow> {
+async function checkClient(deps: Deps, p: Params, address: string | null): Promise<OAuthClientRow> {
   const id = p.get('client_id');
   try {
-    const client = id ? await resolveClient(deps, id) : null;
+    const client = id
+      ? await resolveClient(deps, id, {
+          beforeFetch: () => checkBeforeFetch(p, deps.config.baseUrl),
+          ...(address ? { address: { value: address, limit: deps.config.cimdFetchesPerAddress } } : {}),
+        })
+      : null;
     if (!client) throw new AuthorizationPageError('This application is not registered with Countersign.');
     return client;
   } catch (err) {
@@ -117,6 +130,25 @@ async function checkClient(deps: Deps, p: Params): Promise<OAuthClientRow> {
     }
     throw err;
   }
+}
+
+/**
+ * A metadata document is fetched only for a request that could succeed: the checks that need no
+ * client run first, so an anonymous request cannot make the server fetch URLs with a request
+ * that would fail anyway. They are error pages (the client's redirect URIs are not known yet).
+ */
+function checkBeforeFetch(p: Params, baseUrl: string): void {
+  const refuse = (what: string) => new AuthorizationPageError(`The request is not valid: ${what}.`, what);
+  if (p.get('response_type') !== 'code') throw refuse('response_type must be code');
+  const challenge = p.get('code_challenge');
+  if (p.get('code_challenge_method') !== 'S256' || !challenge || !/^[A-Za-z0-9_-]{43}$/.test(challenge))
+    throw refuse('a PKCE code_challenge with method S256 is required');
+  const redirect = p.get('redirect_uri');
+  if (redirect === null || !URL.canParse(redirect) || redirect.includes('#'))
+    throw refuse('redirect_uri must be an absolute URI without a fragment');
+  const resource = p.get('resource');
+  if (resource !== null && !sameResource(resource, mcpResource(baseUrl)))
+    throw refuse('the resource is not this MCP server');
 }
 
 /**

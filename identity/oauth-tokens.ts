@@ -1,6 +1,7 @@
 // The token endpoint's grants (OAuth 2.1 §4.1.3, §4.3) and revocation (RFC 7009).
 import { timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config/env.ts';
+import { findAiClientControl } from '../store/ai-clients.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -81,6 +82,9 @@ export async function exchangeCode(
       if (!(await userActive(tx, code.user_id))) {
         return { error: new InvalidGrant('the user can no longer sign in', 'user disabled') };
       }
+      if (await clientDisabled(tx, code.user_id, client.id)) {
+        return { error: new InvalidGrant('the organization has disabled this client', 'client disabled') };
+      }
       if (!client.grant_types.includes('authorization_code')) {
         return { error: new UnauthorizedClient('the client did not register the authorization_code grant') };
       }
@@ -159,6 +163,10 @@ export async function refreshGrant(
   if (row.expires_at.getTime() <= Date.now()) throw invalid('refresh token expired');
   // A disabled user's grants stay on record but issue nothing (their MCP requests fail too).
   if (!(await userActive(deps.sql, grant.user_id))) throw invalid('user disabled');
+  // An AI client the person's organization disabled stays connected on record but is issued
+  // nothing: RFC 6749 §5.2 invalid_grant (the refresh token no longer grants anything), the same
+  // refusal its access tokens meet at /mcp (api/mcp/auth.ts).
+  if (await clientDisabled(deps.sql, grant.user_id, client.id)) throw invalid('client disabled');
   if (!(await markRotated(deps.sql, row.id))) {
     const rotatedAt = (await findRefreshToken(deps.sql, row.id))?.rotated_at ?? new Date(0);
     if (Date.now() - rotatedAt.getTime() > deps.config.oauth.refreshGraceSeconds * 1000) {
@@ -175,6 +183,12 @@ export async function refreshGrant(
     throw new InvalidTarget('the resource differs from the one authorized');
   }
   return issueTokens(deps, client, { ...grant, scope }, row.id);
+}
+
+async function clientDisabled(sql: Tx, userId: string, clientId: string): Promise<boolean> {
+  const user = await findUserById(sql, userId);
+  if (!user) return true;
+  return (await findAiClientControl(sql, user.org_id, clientId))?.disabled === true;
 }
 
 async function userActive(sql: Tx, userId: string): Promise<boolean> {

@@ -2,9 +2,12 @@
 // set a password, change role, disable and enable, delete. Every change of who may do what is an
 // event in the organization's audit chain. Disabling ends the person's sessions, personal tokens
 // and AI-client grants at once, so enabling them again does not bring old credentials back.
+// Super admins are managed only by a super admin person: an organization API key may have been
+// made by an admin, and through it that admin would otherwise make themselves super admin.
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import { recordEvent } from '../governance/audit.ts';
 import type { QueryActor } from '../governance/query.ts';
+import { findApiKey, revokeOwnedApiKeys } from '../store/api-keys.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { revokeAllUserGrants } from '../store/oauth.ts';
@@ -22,6 +25,7 @@ import {
   type Role,
   setPasswordHash,
   setUserDisabled,
+  spendPasswordSetups,
   type UserRow,
   updateUser,
   usePasswordSetup,
@@ -40,11 +44,39 @@ export interface SetupLink {
   expiresAt: Date;
 }
 
-/** Admins manage members and admins; only super admins (or the organization key) touch super admins. */
+/**
+ * A super admin acting as themselves: not an API key, and not a key acting for them
+ * (x-act-as-user), since a key proves only that someone with the key sent the request.
+ */
+export function isSuperAdminPerson(actor: PeopleActor): boolean {
+  return actor.kind === 'user' && actor.role === 'super_admin' && actor.viaApiKeyId === undefined;
+}
+
+/** Admins (and the organization key) manage members and admins; only a super admin person touches super admins. */
 function mayManage(actor: PeopleActor, roles: Role[]): void {
+  if (roles.includes('super_admin')) {
+    if (isSuperAdminPerson(actor)) return;
+    throw forbidden(
+      'only a super admin, signed in as themselves and not through an API key, can manage super admins',
+    );
+  }
   if (actor.kind === 'api_key' || actor.role === 'super_admin') return;
   if (actor.role !== 'admin') throw forbidden('this needs the admin role');
-  if (roles.includes('super_admin')) throw forbidden('only a super admin can manage super admins');
+}
+
+/**
+ * Who may reset whose password: whoever resets can sign in as the target until the target
+ * notices, so only someone strictly above them may. A member's password is reset by an admin
+ * (or the organization key); an admin's only by a super admin person; a super admin's by no one
+ * here — another super admin is an equal.
+ */
+function mayReset(actor: PeopleActor, target: UserRow): void {
+  mayManage(actor, [target.role]);
+  if (target.role === 'member') return;
+  if (target.role === 'super_admin')
+    throw forbidden('no one can reset the password of someone with an equal or higher role');
+  if (!isSuperAdminPerson(actor))
+    throw forbidden("only a super admin, signed in as themselves, can reset an admin's password");
 }
 
 async function person(sql: Tx, orgId: string, id: string): Promise<UserRow> {
@@ -86,7 +118,7 @@ export async function invitePerson(
 ): Promise<{ user: UserRow; link: SetupLink }> {
   mayManage(actor, [input.role]);
   return sql.begin(async (tx) => {
-    if (await findUserByEmail(tx, input.email))
+    if (await findUserByEmail(tx, orgId, input.email))
       throw validationFailed([{ path: 'email', message: 'someone already has this email address' }]);
     const user = await insertUser(tx, {
       id: newId('usr'),
@@ -109,7 +141,13 @@ export async function invitePerson(
   });
 }
 
-/** A new one-time link for a person to set their password (earlier unused links stop working). */
+/**
+ * An admin's password reset: a new one-time link for the person to set their password (earlier
+ * unused links stop working). A person who already had access loses it at once — sessions,
+ * personal tokens and AI-client grants — since a reset is what an admin does when the password
+ * may be in other hands. The reset and the notice owed to the person are audit events (there is
+ * no mail yet: a mail sender reads `user.password_reset_notice` events to tell the person).
+ */
 export async function passwordLink(
   sql: Sql,
   baseUrl: string,
@@ -119,15 +157,24 @@ export async function passwordLink(
 ): Promise<SetupLink> {
   return sql.begin(async (tx) => {
     const user = await person(tx, orgId, userId);
-    mayManage(actor, [user.role]);
+    mayReset(actor, user);
     const link = await newSetupLink(tx, baseUrl, actor, user.id);
+    const ended = await endAccess(tx, user.id, 'an admin reset the password');
     await audit(
       tx,
       orgId,
       actor,
-      'user.password_link',
-      { user_id: user.id },
-      `issued a password link for ${user.email}`,
+      'user.password_reset',
+      { user_id: user.id, role: user.role, expires_at: link.expiresAt.toISOString(), ...ended },
+      `reset the password of ${user.email} (a new one-time link)`,
+    );
+    await audit(
+      tx,
+      orgId,
+      actor,
+      'user.password_reset_notice',
+      { user_id: user.id, email: user.email, channel: 'email', delivered: false },
+      `${user.email} is to be told that their password was reset`,
     );
     return link;
   });
@@ -142,24 +189,44 @@ async function newSetupLink(tx: Tx, baseUrl: string, actor: PeopleActor, userId:
     userId,
     secretHash: minted.hash,
     createdBy: actor.kind === 'user' ? actor.userId : null,
+    createdByKey: actor.kind === 'api_key' ? actor.apiKeyId : (actor.viaApiKeyId ?? null),
     expiresAt,
   });
   // The secret travels in the fragment-free query of a page that never sends a Referer elsewhere.
   return { url: `${baseUrl}/set-password?token=${encodeURIComponent(minted.secret)}`, expiresAt };
 }
 
-/** The person a link is for, when it is well-formed, unused, unexpired and the person active. */
+/**
+ * The person a link is for, when it is well-formed, unused, unexpired and the person active —
+ * and the admin (or API key) who issued it still active and still an admin (unrevoked): a link
+ * carries its issuer's authority, which ends when theirs does (links of an admin disabled or
+ * deleted are also spent at once, see endAccessAndLinks; this check covers a later demotion and a
+ * revoked key too).
+ */
 export async function checkSetupLink(sql: Tx, secret: string): Promise<UserRow | null> {
   const parsed = parseSecret(secret);
   if (!parsed || parsed.kind !== SETUP_KIND) return null;
   const row = await findPasswordSetup(sql, `pws_${parsed.ulid}`);
   if (!row || row.used_at !== null || row.expires_at.getTime() <= Date.now()) return null;
   if (!secretMatches(secret, row.secret_hash)) return null;
+  if (row.created_by !== null) {
+    const issuer = await findUserById(sql, row.created_by);
+    if (!issuer || issuer.disabled_at !== null || issuer.deleted_at !== null || issuer.role === 'member')
+      return null;
+  }
+  if (row.created_by_key !== null) {
+    const key = await findApiKey(sql, row.created_by_key);
+    if (!key || key.revoked_at !== null) return null;
+  }
   const user = await findUserById(sql, row.user_id);
   return user && user.disabled_at === null && user.deleted_at === null ? user : null;
 }
 
-/** Sets the password through a link, once; every existing session of the person ends. */
+/**
+ * Sets the password through a link, once. Everything the person could act with before ends:
+ * sessions, personal tokens, and AI-client grants (whose JWT access tokens die with the grant,
+ * as on disabling): whoever held the old password may have made any of them.
+ */
 export async function setPasswordWithLink(
   sql: Sql,
   secret: string,
@@ -173,13 +240,13 @@ export async function setPasswordWithLink(
     if (!user || !parsed || !(await usePasswordSetup(tx, `pws_${parsed.ulid}`)))
       return 'invalid_link' as const;
     await setPasswordHash(tx, user.id, hash);
-    await revokeOtherSessions(tx, user.id, null);
+    const ended = await endAccess(tx, user.id, 'the password was reset');
     await recordEvent(tx, {
       orgId: user.org_id,
       actor: { kind: 'user', userId: user.id, role: user.role },
       origin: 'user',
       event: 'user.password_set',
-      subject: { user_id: user.id },
+      subject: { user_id: user.id, ...ended },
       outcome: 'allowed',
       detail: `${user.email} set a password through a one-time link`,
     });
@@ -200,6 +267,8 @@ export async function updatePerson(
     mayManage(actor, [user.role, ...(input.role ? [input.role] : [])]);
     if (input.role !== undefined && input.role !== user.role) {
       notSelf(actor, user.id, 'change the role of');
+      if (user.service_account && input.role === 'super_admin')
+        throw validationFailed([{ path: 'role', message: 'a service account is never a super admin' }]);
       if (input.role !== 'super_admin') await keepASuperAdmin(tx, orgId, user);
       const from = user.role;
       user = await updateUser(tx, user.id, { role: input.role });
@@ -217,7 +286,7 @@ export async function updatePerson(
     if (input.disabled === true && user.disabled_at === null) {
       notSelf(actor, user.id, 'disable');
       await keepASuperAdmin(tx, orgId, user);
-      const ended = await endAccess(tx, user.id, 'the person was disabled');
+      const ended = await endAccessAndLinks(tx, user.id, 'the person was disabled');
       await setUserDisabled(tx, user.id, true);
       await audit(
         tx,
@@ -247,7 +316,7 @@ export async function deletePerson(
     mayManage(actor, [user.role]);
     notSelf(actor, user.id, 'delete');
     await keepASuperAdmin(tx, orgId, user);
-    const ended = await endAccess(tx, user.id, 'the person was deleted');
+    const ended = await endAccessAndLinks(tx, user.id, 'the person was deleted');
     await markUserDeleted(tx, user.id);
     await audit(
       tx,
@@ -261,10 +330,22 @@ export async function deletePerson(
   });
 }
 
+/** Ends every credential of a person: sessions, personal tokens, AI-client grants. */
 async function endAccess(tx: Tx, userId: string, reason: string) {
   return {
     sessions_ended: await revokeOtherSessions(tx, userId, null),
     tokens_revoked: await revokeAllPersonalTokens(tx, userId),
     ai_grants_revoked: await revokeAllUserGrants(tx, userId, reason),
+    // A key dies with its owner: enabling the owner again does not bring it back.
+    api_keys_revoked: await revokeOwnedApiKeys(tx, userId),
   };
+}
+
+/**
+ * Ends everything a person leaving (disabled or deleted) could still act with: their credentials,
+ * unused password links for them (enabling them again brings none back), and the unused links
+ * they issued — an invitation or reset carries its issuer's authority, which ends here.
+ */
+async function endAccessAndLinks(tx: Tx, userId: string, reason: string) {
+  return { ...(await endAccess(tx, userId, reason)), links_spent: await spendPasswordSetups(tx, userId) };
 }

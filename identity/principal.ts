@@ -1,28 +1,40 @@
 import type { Role } from '../store/users.ts';
 
-/** Who is calling. Every request is authenticated to exactly one principal. */
-export type Principal = ApiKeyPrincipal | UserPrincipal;
+/**
+ * Who is calling. Every request is authenticated to exactly one person or service account:
+ * an API key is never a principal of its own, it carries its owner's identity (never more).
+ */
+export type Principal = UserPrincipal;
 
-/** An organization API key (`x-api-key`): acts for the organization, not for a person. */
-export interface ApiKeyPrincipal {
-  kind: 'api_key';
-  orgId: string;
-  apiKeyId: string;
-}
-
-/** A person, through a personal access token, a web session, or an OAuth access token (MCP). */
+/**
+ * A person or service account, through a personal access token, a web session, an OAuth access
+ * token (MCP) or an API key (`x-api-key`, acting as its owner, or with `x-act-as-user` as the
+ * person it names).
+ */
 export interface UserPrincipal {
   kind: 'user';
   orgId: string;
   userId: string;
   email: string;
   role: Role;
-  /** 'api_key': an organization key acting for this person (x-act-as-user; credentialId is the key). */
+  /** 'api_key': the request came with an API key (credentialId is the key). */
   via: 'token' | 'session' | 'oauth' | 'api_key';
-  /** The personal token, session or OAuth grant the request came with. */
+  /** The personal token, session, OAuth grant or API key the request came with. */
   credentialId: string;
+  /** A service account: a key's owner that is not a person. */
+  serviceAccount?: boolean;
+  /**
+   * Set when a key acts for this person (x-act-as-user): the key and the key's owner, audited
+   * beside the person. Such a request may never approve, reject, comment as reviewer or bypass.
+   */
+  actedBy?: { apiKeyId: string; ownerUserId: string };
 }
 
 export function isAdmin(p: Principal): boolean {
-  return p.kind === 'api_key' || p.role === 'admin' || p.role === 'super_admin';
+  return p.role === 'admin' || p.role === 'super_admin';
+}
+
+/** A person present in the request: not a key (owned or acting), not a service account. */
+export function isPersonInPerson(p: Principal): boolean {
+  return p.via !== 'api_key' && !p.serviceAccount;
 }

@@ -3,6 +3,8 @@
 // authorization code flow with PKCE, state and nonce).
 import * as oauth from 'oauth4webapi';
 import type { Config } from '../config/env.ts';
+import { policyFetch } from '../core/outbound/fetch.ts';
+import { outboundPolicy, type PolicyConfig } from '../core/outbound/policy.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -13,25 +15,17 @@ import {
   type SsoConfigRow,
   upsertSsoConfig,
 } from '../store/sso.ts';
-import { findUserByEmail } from '../store/users.ts';
-import { createUser, startSession } from './manage.ts';
+import { startSession } from './manage.ts';
+import { SsoError, ssoAccount } from './sso-accounts.ts';
+import { auditSsoChange, requireSsoAuthority, type SsoChanger } from './sso-authority.ts';
 
-type SsoDeps = { sql: Sql; keyring: Keyring; config: Pick<Config, 'baseUrl'> };
+export { SsoError, SsoLinkRequired } from './sso-accounts.ts';
+
+type SsoDeps = { sql: Sql; keyring: Keyring; config: Pick<Config, 'baseUrl'> & PolicyConfig };
 
 /** The round trip's state lives in a sealed cookie, not in memory (any api replica can finish it). */
 const LOGIN_CONTEXT = 'sso-login';
 const LOGIN_SECONDS = 600;
-
-/** Why an SSO sign-in failed, written for the person at the browser (never a secret). */
-export class SsoError extends Error {
-  constructor(
-    readonly userMessage: string,
-    readonly reason: string = userMessage,
-  ) {
-    super(userMessage);
-    this.name = 'SsoError';
-  }
-}
 
 export interface SsoSettings {
   issuer: string;
@@ -40,6 +34,8 @@ export interface SsoSettings {
   provision_role: 'admin' | 'member' | null;
   role_claim?: string | null;
   role_map?: Record<string, 'admin' | 'member'>;
+  /** Email domains the organization owns (see identity/sso-accounts.ts). */
+  domains?: string[];
   enabled: boolean;
 }
 
@@ -49,29 +45,58 @@ export function ssoRedirectUri(baseUrl: string): string {
 }
 
 /**
- * Sets the organization's SSO; the client secret is sealed bound to the organization. An empty
+ * Sets the organization's SSO, for a super admin who entered their password again
+ * (identity/sso-authority.ts); the client secret is sealed bound to the organization. An empty
  * secret keeps the stored one (the settings page never shows it back).
  */
-export async function setSsoConfig(deps: SsoDeps, orgId: string, s: SsoSettings): Promise<SsoConfigRow> {
-  const existing = await findSsoConfig(deps.sql, orgId);
-  return upsertSsoConfig(deps.sql, {
-    org_id: orgId,
-    id: existing?.id ?? newId('sso'),
-    issuer: s.issuer.replace(/\/+$/, ''),
-    client_id: s.client_id,
-    client_secret_enc:
-      s.client_secret === '' && existing
-        ? existing.client_secret_enc
-        : deps.keyring.encrypt(s.client_secret, `sso:${orgId}`),
-    provision_role: s.provision_role,
-    role_claim: s.role_claim ?? null,
-    role_map: s.role_map ?? {},
-    enabled: s.enabled,
+export async function setSsoConfig(
+  deps: SsoDeps,
+  orgId: string,
+  who: SsoChanger,
+  s: SsoSettings,
+): Promise<SsoConfigRow> {
+  const { userId } = await requireSsoAuthority(deps.sql, who);
+  return deps.sql.begin(async (tx) => {
+    const existing = await findSsoConfig(tx, orgId);
+    const row = await upsertSsoConfig(tx, {
+      org_id: orgId,
+      id: existing?.id ?? newId('sso'),
+      issuer: s.issuer.replace(/\/+$/, ''),
+      client_id: s.client_id,
+      client_secret_enc:
+        s.client_secret === '' && existing
+          ? existing.client_secret_enc
+          : deps.keyring.encrypt(s.client_secret, `sso:${orgId}`),
+      provision_role: s.provision_role,
+      role_claim: s.role_claim ?? null,
+      role_map: s.role_map ?? {},
+      domains: [...new Set((s.domains ?? []).map((d) => d.toLowerCase()))],
+      enabled: s.enabled,
+    });
+    await auditSsoChange(tx, orgId, userId, 'sso.updated', {
+      issuer: row.issuer,
+      previous_issuer: existing?.issuer ?? null,
+      client_id: row.client_id,
+      provision_role: row.provision_role,
+      domains: row.domains,
+      enabled: row.enabled,
+    });
+    return row;
   });
 }
 
 export const getSsoConfig = (sql: Sql, orgId: string) => findSsoConfig(sql, orgId);
-export const removeSsoConfig = (sql: Sql, orgId: string) => deleteSsoConfig(sql, orgId);
+
+/** Removes the organization's SSO (a super admin who entered their password again); false if none. */
+export async function removeSsoConfig(sql: Sql, orgId: string, who: SsoChanger): Promise<boolean> {
+  const { userId } = await requireSsoAuthority(sql, who);
+  return sql.begin(async (tx) => {
+    const existing = await findSsoConfig(tx, orgId);
+    if (!(await deleteSsoConfig(tx, orgId))) return false;
+    await auditSsoChange(tx, orgId, userId, 'sso.deleted', { issuer: existing?.issuer ?? null });
+    return true;
+  });
+}
 /** Login-page buttons: organizations whose SSO is enabled. */
 export const ssoChoices = (sql: Sql) => listEnabledSso(sql);
 
@@ -79,7 +104,7 @@ interface Relying {
   as: oauth.AuthorizationServer;
   client: oauth.Client;
   auth: oauth.ClientAuth;
-  options: { [oauth.allowInsecureRequests]?: boolean };
+  options: { [oauth.allowInsecureRequests]?: boolean; [oauth.customFetch]: typeof fetch };
 }
 
 async function relyingParty(deps: SsoDeps, cfg: SsoConfigRow): Promise<Relying> {
@@ -87,7 +112,15 @@ async function relyingParty(deps: SsoDeps, cfg: SsoConfigRow): Promise<Relying> 
   // Plain http only for an identity provider on the loopback interface (development, tests).
   const insecure =
     issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
-  const options = insecure ? { [oauth.allowInsecureRequests]: true } : {};
+  const options = {
+    ...(insecure ? { [oauth.allowInsecureRequests]: true } : {}),
+    // Discovery, token and userinfo requests go through the outbound network policy like every
+    // connection the service opens: an issuer on a private address needs the operator's consent.
+    [oauth.customFetch]: policyFetch(outboundPolicy(deps.config), {
+      timeoutMs: 10_000,
+      maxBodyBytes: 1024 * 1024,
+    }),
+  };
   let as: oauth.AuthorizationServer;
   try {
     as = await oauth.processDiscoveryResponse(
@@ -190,7 +223,7 @@ export async function finishSsoLogin(
     if (err instanceof SsoError) throw err;
     throw new SsoError('The identity provider did not confirm the sign-in.', (err as Error).message);
   }
-  const userId = await userFor(deps, cfg, claims);
+  const userId = await ssoAccount(deps.sql, cfg, claims);
   const session = await startSession(deps.sql, userId);
   return { cookie: session.cookie, next: pending.next };
 }
@@ -205,42 +238,4 @@ function openPending(deps: SsoDeps, sealed: string | undefined): PendingLogin {
   }
   if (pending.exp < Date.now()) throw new SsoError('The sign-in expired; try again.', 'sso cookie expired');
   return pending;
-}
-
-/** Only a verified email identifies a person; a user of another organization is never taken over. */
-async function userFor(deps: SsoDeps, cfg: SsoConfigRow, claims: Record<string, unknown>): Promise<string> {
-  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
-  if (!email || claims.email_verified !== true) {
-    throw new SsoError('Your identity provider did not confirm your email address.', 'no verified email');
-  }
-  const user = await findUserByEmail(deps.sql, email);
-  if (user) {
-    if (user.org_id !== cfg.org_id)
-      throw new SsoError('This account belongs to another organization.', 'email in another org');
-    if (user.disabled_at !== null) throw new SsoError('This account is disabled.', 'user disabled');
-    return user.id;
-  }
-  const role = mappedRole(cfg, claims) ?? cfg.provision_role;
-  if (!role)
-    throw new SsoError('You do not have an account here yet; ask an administrator.', 'not provisioned');
-  const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : '';
-  const created = await createUser(deps.sql, { orgId: cfg.org_id, email, name, role, password: null });
-  return created.id;
-}
-
-/**
- * The role a new account gets from the identity provider's claim: the highest role any of the
- * claim's values maps to (a string, or an array such as `groups`); null when none maps. Only
- * account creation uses it — admins change roles later on the People page, and a later sign-in
- * does not undo that.
- */
-export function mappedRole(
-  cfg: Pick<SsoConfigRow, 'role_claim' | 'role_map'>,
-  claims: Record<string, unknown>,
-): 'admin' | 'member' | null {
-  if (!cfg.role_claim) return null;
-  const raw = claims[cfg.role_claim];
-  const values = (Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === 'string');
-  const roles = values.map((v) => cfg.role_map[v]).filter(Boolean);
-  return roles.includes('admin') ? 'admin' : roles.includes('member') ? 'member' : null;
 }

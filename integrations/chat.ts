@@ -3,6 +3,8 @@
 // itself never retries or waits out rate limits. The client library loads on the first message, not
 // when a process starts.
 import type { WebAPIPlatformError, WebClient } from '@slack/web-api';
+import { policyFetch } from '../core/outbound/fetch.ts';
+import type { OutboundPolicy } from '../core/outbound/policy.ts';
 
 /** A chat call the service should not retry: the platform refused it (unknown channel, bad token). */
 export class ChatRefusedError extends Error {
@@ -25,7 +27,10 @@ const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;
 const NAME_CACHE_MS = 5 * 60_000;
 
 /** A chat client for the configured workspace; throws ChatRefusedError when no bot token is configured. */
-export function createChatClient(config: { chatApiUrl: string; chatBotToken: string | null }): ChatClient {
+export function createChatClient(
+  config: { chatApiUrl: string; chatBotToken: string | null },
+  policy: OutboundPolicy,
+): ChatClient {
   if (!config.chatBotToken) {
     return {
       post: () => Promise.reject(new ChatRefusedError('chat is not configured: set CHAT_BOT_TOKEN')),
@@ -44,6 +49,8 @@ export function createChatClient(config: { chatApiUrl: string; chatBotToken: str
         rejectRateLimitedCalls: true,
         logLevel: LogLevel.ERROR,
         timeout: 20_000,
+        // Every request through the outbound network policy (core/outbound/policy.ts).
+        fetch: policyFetch(policy, { timeoutMs: 20_000, maxBodyBytes: 1024 * 1024 }),
       }),
       isPlatformError: (err: unknown): err is WebAPIPlatformError => err instanceof WebAPIPlatformError,
     })));

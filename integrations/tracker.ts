@@ -1,6 +1,8 @@
 // The issue tracker (Linear compatible): label lookups through its GraphQL API at a configurable
 // URL, and verification and reading of its webhooks.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { OutboundPolicy } from '../core/outbound/policy.ts';
+import { outboundRequest } from '../core/outbound/request.ts';
 
 /** Header carrying the hex HMAC-SHA256 of the raw body (Linear's `linear-signature`). */
 export const SIGNATURE_HEADER = 'linear-signature';
@@ -27,17 +29,29 @@ const LABEL_QUERY = `query CountersignLabelByName($name: String!) {
 /** The label's id and exact name, or null when the tracker has no such label. */
 export async function findLabel(
   config: TrackerConfig,
+  policy: OutboundPolicy,
   name: string,
 ): Promise<{ id: string; name: string } | null> {
   if (!config.trackerApiKey) throw new Error('the tracker integration is not configured');
-  // Loaded on first use: the SDK is large and most processes never call the tracker.
-  const { LinearClient } = await import('@linear/sdk');
-  const client = new LinearClient({ apiKey: config.trackerApiKey, apiUrl: config.trackerApiUrl });
-  const res = await client.client.request<
-    { issueLabels: { nodes: { id: string; name: string }[] } },
-    { name: string }
-  >(LABEL_QUERY, { name });
-  return res.issueLabels.nodes[0] ?? null;
+  // One GraphQL POST as Linear's SDK sends it (the personal API key is the bare Authorization
+  // value), made through the outbound policy like every connection the service opens.
+  const res = await outboundRequest(policy, {
+    method: 'POST',
+    url: new URL(config.trackerApiUrl),
+    headers: { authorization: config.trackerApiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: LABEL_QUERY, variables: { name } }),
+    timeoutMs: 20_000,
+    maxBodyBytes: 1024 * 1024,
+  });
+  let payload: { data?: { issueLabels?: { nodes?: { id: string; name: string }[] } }; errors?: unknown[] };
+  try {
+    payload = JSON.parse(res.body.toString('utf8')) as typeof payload;
+  } catch {
+    throw new Error(`the tracker answered ${res.status} without JSON`);
+  }
+  if (res.status !== 200 || payload.errors?.length || !payload.data?.issueLabels)
+    throw new Error(`the tracker refused the label lookup (status ${res.status})`);
+  return payload.data.issueLabels.nodes?.[0] ?? null;
 }
 
 /** What the service reads from an Issue webhook (Linear's payload, trimmed). */

@@ -11,7 +11,7 @@
 // longest, so successive batches through a pool of ten visit ten server processes in turn; kept
 // on one (warm caches), one same-window A/B gave 14 % more MCP calls/s with 8 clients and
 // 0.05 ms less PostgreSQL CPU per call, though the bench's paired rounds do not tell it from
-// noise (README "Known limits"). A busy lane is not queued on, so an organization whose head is
+// noise (docs/known-limits.md). A busy lane is not queued on, so an organization whose head is
 // locked elsewhere (an append inside a long transaction) does not hold up another's batches there.
 import { withStall } from './audit-lane.ts';
 import { auditLaneOf, type Sql, type Tx } from './db.ts';

@@ -67,6 +67,8 @@ export interface AuditFilter {
   /** One kind of event ('query', 'user.disabled', …), or a family by prefix ('user.'). */
   event?: string | undefined;
   databaseId?: string | undefined;
+  /** Entries about one of these databases, or about no database at all. */
+  databaseIdsOrNone?: string[] | undefined;
   outcome?: AuditRow['outcome'] | undefined;
   bypassedOnly?: boolean | undefined;
   /** Case-insensitive text in the statement or the AI client's name. */
@@ -104,6 +106,7 @@ export async function searchAudit(
             : sql`and event = ${f.event}`
       }
       ${f.databaseId ? sql`and database_id = ${f.databaseId}` : sql``}
+      ${f.databaseIdsOrNone ? sql`and (database_id is null or database_id = any(${f.databaseIdsOrNone}::text[]))` : sql``}
       ${f.outcome ? sql`and outcome = ${f.outcome}` : sql``}
       ${f.bypassedOnly ? sql`and bypassed` : sql``}
       ${

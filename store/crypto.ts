@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Secrets at rest (credential passwords, SSL keys, API step headers, integration tokens)
@@ -82,6 +82,17 @@ export class Keyring {
   deriveKeys(label: string): Buffer[] {
     const current = this.keys.get(this.currentId)!;
     return [current, ...[...this.keys.values()].filter((k) => k !== current)].map((k) => derive(k, label));
+  }
+
+  /**
+   * HKDF-SHA256 (RFC 5869) of every key of the ring under `info`, by key id, and the current id:
+   * for a subsystem that keeps its own ciphertexts (Temporal payloads) and must name the key in them.
+   */
+  hkdfKeys(info: string): { currentId: string; keys: Map<string, Buffer> } {
+    const keys = new Map<string, Buffer>();
+    for (const [id, key] of this.keys)
+      keys.set(id, Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), info, 32)));
+    return { currentId: this.currentId, keys };
   }
 
   /** True when the envelope was sealed with an old key and should be re-encrypted. */

@@ -205,3 +205,17 @@ export async function hasGrant(sql: Tx, databaseId: string, userId: string): Pro
     await sql`select 1 from database_grants where database_id = ${databaseId} and user_id = ${userId}`;
   return rows.length > 0;
 }
+
+/** A credential and its database, by the credential's id within the organization. */
+export async function findCredentialAndDatabase(
+  sql: Tx,
+  orgId: string,
+  credentialId: string,
+): Promise<{ db: DatabaseRow; cred: CredentialRow } | null> {
+  const [cred] = await sql<CredentialRow[]>`
+    select c.* from credentials c join databases d on d.id = c.database_id
+    where c.id = ${credentialId} and d.org_id = ${orgId}`;
+  if (!cred) return null;
+  const db = await findDatabase(sql, orgId, cred.database_id);
+  return db ? { db, cred } : null;
+}

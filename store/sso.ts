@@ -12,6 +12,8 @@ export interface SsoConfigRow {
   role_claim: string | null;
   /** Claim value → role ('admin' or 'member'). */
   role_map: Record<string, 'admin' | 'member'>;
+  /** Email domains the organization owns: a verified email in one links an existing account. */
+  domains: string[];
   enabled: boolean;
   created_at: Date;
   updated_at: Date;
@@ -30,15 +32,17 @@ export async function upsertSsoConfig(
     | 'enabled'
     | 'role_claim'
     | 'role_map'
+    | 'domains'
   >,
 ): Promise<SsoConfigRow> {
   const [out] = await sql<SsoConfigRow[]>`
-    insert into sso_configs (org_id, id, issuer, client_id, client_secret_enc, provision_role, enabled, role_claim, role_map)
+    insert into sso_configs (org_id, id, issuer, client_id, client_secret_enc, provision_role, enabled, role_claim, role_map, domains)
     values (${row.org_id}, ${row.id}, ${row.issuer}, ${row.client_id}, ${row.client_secret_enc}, ${row.provision_role},
-      ${row.enabled}, ${row.role_claim}, ${sql.json(row.role_map)})
+      ${row.enabled}, ${row.role_claim}, ${sql.json(row.role_map)}, ${row.domains}::text[])
     on conflict (org_id) do update set issuer = excluded.issuer, client_id = excluded.client_id,
       client_secret_enc = excluded.client_secret_enc, provision_role = excluded.provision_role,
-      enabled = excluded.enabled, role_claim = excluded.role_claim, role_map = excluded.role_map, updated_at = now()
+      enabled = excluded.enabled, role_claim = excluded.role_claim, role_map = excluded.role_map,
+      domains = excluded.domains, updated_at = now()
     returning *`;
   return out!;
 }
@@ -58,4 +62,26 @@ export async function listEnabledSso(sql: Tx): Promise<Array<{ org_id: string; o
   return sql<Array<{ org_id: string; org_name: string }>>`
     select s.org_id, o.name as org_name from sso_configs s join organizations o on o.id = s.org_id
     where s.enabled order by o.name limit 20`;
+}
+
+/** The account an identity of the organization's provider (issuer and subject) was linked to. */
+export async function findSsoLink(
+  sql: Tx,
+  orgId: string,
+  issuer: string,
+  subject: string,
+): Promise<string | null> {
+  const [row] = await sql<{ user_id: string }[]>`
+    select user_id from sso_links where org_id = ${orgId} and issuer = ${issuer} and subject = ${subject}`;
+  return row?.user_id ?? null;
+}
+
+export async function insertSsoLink(
+  sql: Tx,
+  link: { orgId: string; issuer: string; subject: string; userId: string },
+): Promise<void> {
+  await sql`
+    insert into sso_links (org_id, issuer, subject, user_id)
+    values (${link.orgId}, ${link.issuer}, ${link.subject}, ${link.userId})
+    on conflict (org_id, issuer, subject) do nothing`;
 }

@@ -19,6 +19,8 @@ export interface UserRow {
   disabled_at: Date | null;
   /** Deleted people keep their row for the history that names them; they never sign in again. */
   deleted_at: Date | null;
+  /** A service account: owns API keys, never signs in, never super admin. */
+  service_account: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -56,15 +58,38 @@ export async function insertUser(
   return row!;
 }
 
+/** A service account: a user row without password whose only credentials are its API keys. */
+export async function insertServiceAccount(
+  sql: Tx,
+  account: { id: string; orgId: string; name: string; role: 'admin' | 'member' },
+): Promise<UserRow> {
+  // The e-mail column is required and unique; `.invalid` (RFC 2606) can never be a mailbox.
+  const [row] = await sql<UserRow[]>`
+    insert into users (id, org_id, email, name, role, password_hash, service_account)
+    values (${account.id}, ${account.orgId}, ${`${account.id}@service-account.invalid`}, ${account.name},
+      ${account.role}, null, true)
+    returning *`;
+  return row!;
+}
+
 export async function findUserById(sql: Tx, id: string): Promise<UserRow | null> {
   const [row] = await sql<UserRow[]>`select * from users where id = ${id}`;
   return row ?? null;
 }
 
-export async function findUserByEmail(sql: Tx, email: string): Promise<UserRow | null> {
+/** The person of one organization with this address (an address is unique per organization). */
+export async function findUserByEmail(sql: Tx, orgId: string, email: string): Promise<UserRow | null> {
   const [row] = await sql<UserRow[]>`
-    select * from users where lower(email) = lower(${email}) and deleted_at is null`;
+    select * from users
+    where org_id = ${orgId} and lower(email) = lower(${email}) and deleted_at is null`;
   return row ?? null;
+}
+
+/** Every account with this address, one per organization at most, oldest first (sign-in). */
+export async function findUsersByEmail(sql: Tx, email: string): Promise<UserRow[]> {
+  return sql<UserRow[]>`
+    select * from users where lower(email) = lower(${email}) and deleted_at is null
+    order by created_at, id limit 20`;
 }
 
 export async function listUsers(sql: Tx, orgId: string): Promise<UserRow[]> {
@@ -114,6 +139,8 @@ export interface PasswordSetupRow {
   user_id: string;
   secret_hash: string;
   created_by: string | null;
+  /** The organization API key the link was issued through, if any. */
+  created_by_key: string | null;
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
@@ -121,13 +148,20 @@ export interface PasswordSetupRow {
 
 export async function insertPasswordSetup(
   sql: Tx,
-  p: { id: string; userId: string; secretHash: string; createdBy: string | null; expiresAt: Date },
+  p: {
+    id: string;
+    userId: string;
+    secretHash: string;
+    createdBy: string | null;
+    createdByKey: string | null;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   // A new link replaces any earlier one that was not used.
   await sql`update password_setups set used_at = now() where user_id = ${p.userId} and used_at is null`;
   await sql`
-    insert into password_setups (id, user_id, secret_hash, created_by, expires_at)
-    values (${p.id}, ${p.userId}, ${p.secretHash}, ${p.createdBy}, ${p.expiresAt})`;
+    insert into password_setups (id, user_id, secret_hash, created_by, created_by_key, expires_at)
+    values (${p.id}, ${p.userId}, ${p.secretHash}, ${p.createdBy}, ${p.createdByKey}, ${p.expiresAt})`;
 }
 
 export async function findPasswordSetup(sql: Tx, id: string): Promise<PasswordSetupRow | null> {
@@ -139,4 +173,12 @@ export async function usePasswordSetup(sql: Tx, id: string): Promise<boolean> {
   const rows =
     await sql`update password_setups set used_at = now() where id = ${id} and used_at is null returning id`;
   return rows.length > 0;
+}
+
+/** Spends the unused links for a person and those the person issued; how many. */
+export async function spendPasswordSetups(sql: Tx, userId: string): Promise<number> {
+  const rows = await sql`
+    update password_setups set used_at = now()
+    where used_at is null and (user_id = ${userId} or created_by = ${userId}) returning id`;
+  return rows.length;
 }

@@ -114,9 +114,9 @@ export async function findCredentialTarget(
   sql: Tx,
   orgId: string,
   credentialId: string,
-): Promise<{ database_id: string; adapter: AdapterName } | null> {
-  const [row] = await sql<{ database_id: string; adapter: AdapterName }[]>`
-    select c.database_id, d.adapter from credentials c join databases d on d.id = c.database_id
+): Promise<{ database_id: string; adapter: AdapterName; timeout: number | null } | null> {
+  const [row] = await sql<{ database_id: string; adapter: AdapterName; timeout: number | null }[]>`
+    select c.database_id, d.adapter, c.timeout from credentials c join databases d on d.id = c.database_id
     where c.id = ${credentialId} and d.org_id = ${orgId}`;
   return row ?? null;
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { Deps } from '../core/deps.ts';
+import { dataConverters, serviceCodec } from '../core/payload-codec.ts';
 import { installTemporalLogger } from './temporal-logger.ts';
 
 /** Path of the workflow module the worker bundles (STYLE.md: workflowsPath from import.meta.url). */
@@ -43,6 +44,9 @@ export async function startWorker(
     // built with them; processes run from sources bundle at start.
     ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(deps),
+    // Every payload and failure message leaves encrypted; the codec runs in this thread, outside
+    // the workflow sandbox. A bundle built elsewhere names the same failure converter.
+    dataConverter: dataConverters(serviceCodec(deps)).worker,
     shutdownGraceTime: '30 seconds',
   });
   const done = worker.run().finally(() => connection.close());

@@ -23,8 +23,25 @@ export const LOCAL_STEPS_PATCH = 'local-steps-v1';
 export const LOCAL_STEP_MAX_SECONDS = 5;
 const LOCAL_ROOM_SECONDS = 3;
 
+/**
+ * Runs that began before exactly-once query steps schedule query steps as before on replay; the
+ * interpreter asks `patched(EXACTLY_ONCE_PATCH)` once at the start, like LOCAL_STEPS_PATCH.
+ */
+export const EXACTLY_ONCE_PATCH = 'exactly-once-query-v1';
+
+/**
+ * A query step heartbeats every second while it runs (activities/query.ts): a worker that died
+ * is noticed after this long, and the step's next attempt starts on another worker.
+ */
+const QUERY_HEARTBEAT_TIMEOUT = '5 seconds';
+/** Beyond the statement timeout: connecting, ending an earlier attempt's session, the audit. */
+const QUERY_ROOM_SECONDS = 15;
+
 /** Options that mean the same for a regular and a local activity. */
-export type StepActivityOptions = Pick<ActivityOptions, 'startToCloseTimeout' | 'retry' | 'summary'>;
+export type StepActivityOptions = Pick<
+  ActivityOptions,
+  'startToCloseTimeout' | 'heartbeatTimeout' | 'retry' | 'summary'
+>;
 
 /** Where and how a step's activity runs. */
 export interface StepPlacement {
@@ -80,11 +97,45 @@ function timedStep(timeoutSeconds: number | null, room: number, summary: string)
 }
 
 /**
- * A query step: the statement timeout plus room to connect and audit. Local when the step sets a
- * short timeout of its own; the credential's timeout (the default) may be anything up to a day.
+ * A query step of a run begun before exactly-once steps (replay only): the step's own timeout,
+ * else 30 s, plus room. Local when the step sets a short timeout of its own.
  */
 export function queryOptions(timeoutSeconds: number | null, summary: string): StepPlacement {
   return timedStep(timeoutSeconds, 10, summary);
+}
+
+/** What the interpreter learns before a query step (activities/query.ts planQueryStep). */
+export interface QueryPlan {
+  timeoutSeconds: number;
+  readOnly: boolean;
+}
+
+/**
+ * A query step, placed by the statement timeout it really runs under (its own, else its
+ * credential's): Temporal's attempt timeout is that plus room, so an attempt is never abandoned
+ * while its statement may still commit. Writes are always regular activities — a local
+ * activity's attempt is replayed with its workflow task and cannot be settled once — and every
+ * regular one heartbeats. Reads with a short timeout run locally, as before.
+ */
+export function queryPlacement(plan: QueryPlan, summary: string): StepPlacement {
+  if (plan.readOnly && plan.timeoutSeconds <= LOCAL_STEP_MAX_SECONDS)
+    return {
+      local: true,
+      options: {
+        startToCloseTimeout: `${plan.timeoutSeconds + LOCAL_ROOM_SECONDS} seconds`,
+        retry: STEP_RETRY,
+        summary,
+      },
+    };
+  return {
+    local: false,
+    options: {
+      startToCloseTimeout: `${plan.timeoutSeconds + QUERY_ROOM_SECONDS} seconds`,
+      heartbeatTimeout: QUERY_HEARTBEAT_TIMEOUT,
+      retry: STEP_RETRY,
+      summary,
+    },
+  };
 }
 
 /**
@@ -131,3 +182,6 @@ export const BOOKKEEPING_OPTIONS: ActivityOptions = {
     nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
   },
 };
+
+/** Planning a query step: one read of the store, local, retried like bookkeeping. */
+export const PLAN_OPTIONS: ActivityOptions = { ...BOOKKEEPING_OPTIONS, summary: 'plan query step' };

@@ -8,7 +8,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import { evaluateCondition } from '../expr/index.ts';
-import { LOCAL_STEPS_PATCH } from './activity-options.ts';
+import { EXACTLY_ONCE_PATCH, LOCAL_STEPS_PATCH } from './activity-options.ts';
 import { refuseApproval } from './approval.ts';
 import { fullContext, messageOf, unsetInputsOf } from './context.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from './messages.ts';
@@ -39,7 +39,13 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
     state.approvals = [...resume.approvals];
   }
   // Asked once, first: a run's answer must not change between its start and a later replay.
-  const runtime: StepRuntime = { snapshot, state, waitingFor: null, localSteps: patched(LOCAL_STEPS_PATCH) };
+  const runtime: StepRuntime = {
+    snapshot,
+    state,
+    waitingFor: null,
+    localSteps: patched(LOCAL_STEPS_PATCH),
+    onceSteps: patched(EXACTLY_ONCE_PATCH),
+  };
   setHandler(stateQuery, () => state);
   setHandler(
     approveUpdate,

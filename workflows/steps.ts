@@ -15,7 +15,9 @@ import {
   BOOKKEEPING_OPTIONS,
   chatOptions,
   DEFAULT_STEP_TIMEOUT_SECONDS,
+  PLAN_OPTIONS,
   queryOptions,
+  queryPlacement,
   type StepPlacement,
 } from './activity-options.ts';
 import { contextFor, fullContext, renderUrl } from './context.ts';
@@ -61,6 +63,8 @@ export interface StepRuntime {
   waitingFor: StepDefinition | null;
   /** patched(LOCAL_STEPS_PATCH): false only when replaying a run begun before local activities. */
   localSteps: boolean;
+  /** patched(EXACTLY_ONCE_PATCH): false only when replaying a run begun before exactly-once steps. */
+  onceSteps: boolean;
 }
 
 /** Runs one step and returns its output (SPEC.md 2.1 "Step output shapes"). */
@@ -90,21 +94,37 @@ export async function runStep(rt: StepRuntime, step: StepDefinition): Promise<un
   }
 }
 
-function query(rt: StepRuntime, step: StepDefinition, a: QueryAction) {
+async function query(rt: StepRuntime, step: StepDefinition, a: QueryAction) {
   const { snapshot } = rt;
-  const placement = queryOptions(a.timeout_seconds, `query: ${step.name}`);
+  // Rendered in the activity: the placeholder style depends on the credential's database.
+  const ctx = contextFor(a.query, fullContext(snapshot, rt.state));
+  const summary = `query: ${step.name}`;
+  let placement: StepPlacement;
+  if (rt.onceSteps) {
+    // The timeout it runs under and whether it writes are known only to the store and the parser.
+    const plan = await activitiesFor(rt).planQueryStep.executeWithOptions(PLAN_OPTIONS, [
+      {
+        orgId: snapshot.orgId,
+        credentialId: a.credential_id,
+        query: a.query,
+        timeoutSeconds: a.timeout_seconds,
+        ctx,
+      },
+    ]);
+    placement = queryPlacement(plan, summary);
+  } else placement = queryOptions(a.timeout_seconds, summary);
   return activitiesFor(rt, placement).runQueryStep.executeWithOptions(placement.options, [
     {
       orgId: snapshot.orgId,
       runId: snapshot.runId,
       workflowId: snapshot.workflowId,
+      ...(rt.onceSteps ? { stepId: step.id } : {}),
       credentialId: a.credential_id,
       query: a.query,
       timeoutSeconds: a.timeout_seconds,
       // The step runs as this person (read again in the activity): their access and policy apply.
       initiatorUserId: snapshot.initiatorUserId,
-      // Rendered in the activity: the placeholder style depends on the credential's database.
-      ctx: contextFor(a.query, fullContext(snapshot, rt.state)),
+      ctx,
     },
   ]);
 }

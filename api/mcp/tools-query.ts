@@ -1,13 +1,13 @@
 // MCP tools that run or follow queries: run_query, sample_table, get_query_request, cancel_query, query_history.
 import * as v from 'valibot';
 import type { AdapterName, ParamValue } from '../../adapters/types.ts';
+import { aiHistory } from '../../governance/ai-access.ts';
 import {
   type GovernedOutcome,
   type PendingReviewOutcome,
   QueryDeniedError,
   runGovernedQuery,
 } from '../../governance/query.ts';
-import { searchAudit } from '../../store/audit.ts';
 import { aiTarget, jsonValue, readSchema, TOOL_AUDIT_PREFIX, type ToolDef } from './context.ts';
 import { cancelRequestView, describeRequest, getRequestView, runApprovedRequest } from './requests.ts';
 
@@ -155,16 +155,12 @@ export const queryHistoryTool: ToolDef<typeof HistoryInput> = {
   name: 'query_history',
   title: 'Query history',
   description:
-    'Your recent AI-originated activity from the audit log (any AI client you connected), newest first.',
+    'Your recent AI-originated activity from the audit log (any AI client you connected), newest first, ' +
+    'on the databases this client may use.',
   input: HistoryInput,
   readOnly: true,
   async run(ctx, input) {
-    const rows = await searchAudit(
-      ctx.deps.sql,
-      ctx.orgId,
-      { actor: ctx.actor.userId, origin: 'ai' },
-      { order: 'desc', limit: input.limit },
-    );
+    const rows = await aiHistory(ctx.deps.sql, ctx.orgId, ctx.actor, input.limit);
     return {
       entries: rows.map((r) => ({
         id: r.id,

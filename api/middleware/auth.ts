@@ -36,9 +36,13 @@ export function authenticate(sql: Sql, allowed: CredentialKind[]): MiddlewareHan
     const cookie = getCookie(c, c.get('sessionCookie'));
     let principal: Principal | null = null;
     let csrfToken: string | null = null;
+    let key: { actAsAllowed: boolean } | null = null;
     if (apiKey !== undefined && allow.has('api_key')) {
-      principal = await authenticateApiKey(sql, apiKey.trim());
-      if (!principal) throw withChallenge(unauthorized('the API key is invalid or revoked'), challenge);
+      const identity = await authenticateApiKey(sql, apiKey.trim());
+      if (!identity)
+        throw withChallenge(unauthorized('the API key is invalid, revoked or its owner disabled'), challenge);
+      principal = identity.principal;
+      key = { actAsAllowed: identity.actAsAllowed };
     } else if (authorization !== undefined && allow.has('token')) {
       const m = /^Bearer\s+(\S+)$/i.exec(authorization);
       principal = m ? await authenticatePersonalToken(sql, m[1]!) : null;
@@ -57,7 +61,10 @@ export function authenticate(sql: Sql, allowed: CredentialKind[]): MiddlewareHan
     } else {
       throw withChallenge(unauthorized(missingMessage(allow)), challenge);
     }
-    const identity = await requestIdentity(sql, principal, c.req.header('x-act-as-user'));
+    const identity = await requestIdentity(sql, principal, c.req.header('x-act-as-user'), key, {
+      method: c.req.method,
+      path: c.req.path,
+    });
     c.set('principal', identity.principal);
     c.set('actor', identity.actor);
     c.set('csrfToken', csrfToken);
@@ -87,11 +94,11 @@ function withChallenge<E extends Error>(err: E, challenge: string | undefined): 
   return err;
 }
 
-/** Only an admin or super admin user (or an organization API key) passes. */
+/** Only an admin or super admin passes (an API key: when its owner, or the person it acts for, is one). */
 export function requireAdmin(): MiddlewareHandler<AppEnv> {
   return async function requireAdminRole(c, next) {
     const p = c.get('principal');
-    if (p.kind === 'user' && p.role === 'member') throw forbidden('this needs the admin role');
+    if (p.role === 'member') throw forbidden('this needs the admin role');
     await next();
   };
 }

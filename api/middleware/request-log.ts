@@ -30,7 +30,10 @@ export function requestLog(logger: Logger): MiddlewareHandler<AppEnv> {
         status: c.res.status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         ...(principal
-          ? { principal: principal.kind === 'user' ? principal.userId : principal.apiKeyId }
+          ? {
+              principal: principal.userId,
+              ...(principal.via === 'api_key' ? { api_key: principal.credentialId } : {}),
+            }
           : {}),
       },
       'request',

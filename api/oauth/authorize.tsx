@@ -13,6 +13,8 @@ import {
 } from '../../identity/oauth-authorize.ts';
 import { redirectDisplay } from '../../identity/oauth-redirect.ts';
 import type { AppEnv } from '../env.ts';
+import { clientAddress } from '../middleware/client-address.ts';
+import { contentSecurityPolicy, formActionSource } from '../middleware/csp.ts';
 import { oauthErrorRedirect } from './errors.ts';
 import { ErrorCard, formCsrfOk, page, pageSession } from './pages.tsx';
 
@@ -44,6 +46,9 @@ export function authorizeRoutes(deps: AuthorizeDeps): Hono<AppEnv> {
     if (await hasConsent(deps.sql, session.principal.userId, req)) {
       return c.redirect(await approve(deps, session.principal.userId, req), 302);
     }
+    // The decision's 303 goes to the client's redirect URI, checked by the registration above.
+    const redirectSource = formActionSource(req.redirectUri);
+    c.header('content-security-policy', contentSecurityPolicy(redirectSource ? [redirectSource] : []));
     return page(
       c,
       'Connect an application',
@@ -110,7 +115,7 @@ async function checked(
   params: URLSearchParams,
 ): Promise<AuthorizationRequest | Response> {
   try {
-    return await checkAuthorizationRequest(deps, params);
+    return await checkAuthorizationRequest(deps, params, clientAddress(c, deps.config.trustedProxies));
   } catch (err) {
     if (err instanceof AuthorizationPageError) {
       deps.logger.info({ reason: err.reason }, 'authorization request refused');

@@ -24,7 +24,8 @@ export function formCsrfOk(form: Record<string, unknown>, csrfToken: string): bo
 
 /**
  * Renders a page that must never be framed (RFC 9700 §4.16 clickjacking: consent is a click
- * target) nor cached (it carries a CSRF token).
+ * target; the strict policy of api/middleware/csp.ts says frame-ancestors 'none') nor cached
+ * (it carries a CSRF token).
  */
 export function page(
   c: Context,
@@ -34,7 +35,6 @@ export function page(
   signedIn = true,
   csrf?: string,
 ): Response | Promise<Response> {
-  c.header('content-security-policy', "frame-ancestors 'none'");
   c.header('cache-control', 'no-store');
   return c.html(
     <Layout title={title} signedIn={signedIn} {...(csrf ? { csrf } : {})}>

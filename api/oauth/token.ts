@@ -89,10 +89,14 @@ function credentials(c: Context, form: Form) {
 }
 
 /**
- * Runs a token-endpoint request under the failure limits (issue 18.4): failed requests count
- * against the client address and the client id they named; at a limit the endpoint answers 429
- * with Retry-After (RFC 6585 §4) before looking at the request, so guessing codes, refresh tokens
- * or client secrets is slowed to the limit.
+ * Runs a token-endpoint request under the failure limits: a failed request counts against its
+ * client address, and against the client id it named *from that address*. At a limit the endpoint
+ * answers 429 with Retry-After (RFC 6585 §4) before looking at the request, so guessing codes,
+ * refresh tokens or client secrets from one address is slowed to the limit. No count is kept per
+ * client id alone: a public client's id is no secret (one metadata-document URL is shared by all
+ * its users), so failures anyone can cause must not refuse the valid refreshes of everyone else.
+ * Codes, refresh tokens and client secrets are 256-bit random values, so guessing spread over many
+ * addresses gains nothing the per-address limits need to stop.
  */
 async function guarded(
   c: Context,
@@ -100,11 +104,12 @@ async function guarded(
   handle: (form: Form) => Promise<Response>,
 ): Promise<Response> {
   const limits = deps.config.rateLimits;
-  let limited = [buckets.address(limits, clientAddress(c, deps.config.trustedProxies))];
+  const address = clientAddress(c, deps.config.trustedProxies);
+  let limited = [buckets.address(limits, address)];
   try {
     const form = await readForm(c);
     const clientId = form.get('client_id') ?? basicClientId(c.req.header('authorization'));
-    if (clientId) limited = [...limited, buckets.client(limits, clientId)];
+    if (clientId) limited = [...limited, buckets.clientAtAddress(limits, clientId, address)];
     const wait = await retryAfter(deps.sql, limits, limited);
     if (wait !== null) {
       return c.json(

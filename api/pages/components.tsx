@@ -1,4 +1,3 @@
-import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 
 /** Every page form carries the session's CSRF token (checked by the page routes). */
@@ -169,45 +168,8 @@ export function ResultTable(props: {
       {(props.messages ?? []).map((m) => (
         <p class="muted small result-note">{m}</p>
       ))}
-      <script>{raw(RESULT_SCRIPT)}</script>
+      {/* The island behind the result bar (assets/result-table.js): it finds its box as its parent. */}
+      <script src="/assets/result-table.js" />
     </div>
   );
 }
-
-// The island behind the result bar: reveal more rows, copy as tab-separated text, download CSV
-// (RFC 4180, with the OWASP formula-injection guard). It reads the cells as drawn, so nothing
-// the page did not show can be exported.
-const RESULT_SCRIPT = `(function () {
-  var box = document.currentScript.parentElement;
-  var t = box.querySelector('table');
-  var n = Number(t.dataset.cols);
-  function texts(row) { return Array.from(row.children).slice(0, n).map(function (c) { return c.textContent; }); }
-  function data() {
-    var out = [texts(t.tHead.rows[0])];
-    Array.from(t.tBodies[0].rows).forEach(function (r) { if (r.children.length >= n && n > 0 && !(r.children.length === 1 && r.children[0].colSpan > 1)) out.push(texts(r)); });
-    return out;
-  }
-  function csvCell(v) {
-    v = String(v);
-    if (/^[=+@\\-\\t\\r]/.test(v)) v = "'" + v;
-    return /[",\\r\\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
-  }
-  box.addEventListener('click', function (e) {
-    var b = e.target.closest('button');
-    if (!b) return;
-    if (b.dataset.more) {
-      Array.from(t.tBodies[0].rows).filter(function (r) { return r.hidden; }).slice(0, Number(b.dataset.more)).forEach(function (r) { r.hidden = false; });
-      if (!t.querySelector('tbody tr[hidden]')) b.remove();
-    }
-    if (b.hasAttribute('data-copy') && navigator.clipboard)
-      navigator.clipboard.writeText(data().map(function (r) { return r.join('\\t'); }).join('\\n'));
-    if (b.hasAttribute('data-csv')) {
-      var text = data().map(function (r) { return r.map(csvCell).join(','); }).join('\\r\\n') + '\\r\\n';
-      var a = document.createElement('a');
-      a.href = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
-      a.download = 'result.csv';
-      a.click();
-      URL.revokeObjectURL(a.href);
-    }
-  });
-})();`;

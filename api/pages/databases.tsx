@@ -29,7 +29,7 @@ export function DatabaseList(props: {
         ) : null}
         <form method="get" action="/databases" class="fit">
           <label for="group-filter">Group</label>
-          <select id="group-filter" name="group" onchange="this.form.submit()">
+          <select id="group-filter" name="group" data-autosubmit>
             <option value="">All groups</option>
             {props.groups.map((g) => (
               <option value={g} selected={g === props.group}>

@@ -1,7 +1,7 @@
 // The Organization page (admins, issue 12): API keys, agents and single sign-on, each created in
 // the UI with its secret shown once.
 import type { OrgAiClient } from '../../store/ai-clients.ts';
-import type { ApiKeyRow } from '../../store/api-keys.ts';
+import type { ApiKeyListing } from '../../store/api-keys.ts';
 import type { SsoConfigRow } from '../../store/sso.ts';
 import { Csrf, Flash, PostButton, when } from './components.tsx';
 
@@ -15,7 +15,9 @@ export interface AgentView {
 }
 
 export function OrganizationPage(props: {
-  keys: ApiKeyRow[];
+  keys: ApiKeyListing[];
+  /** The viewer may mark keys for x-act-as-user (a super admin; pages are always in person). */
+  superAdmin: boolean;
   agents: AgentView[];
   sso: SsoConfigRow | null;
   aiClients: OrgAiClient[];
@@ -55,26 +57,63 @@ export function OrganizationPage(props: {
 
       <h2 id="api-keys">API keys</h2>
       <p class="muted">
-        An API key (<code>x-api-key</code>) acts for the whole organization, unrestricted by data-protection
-        policies: give one to automations, not to people.
+        An API key (<code>x-api-key</code>) acts as its owner and never more: your key has your role, grants
+        and data-protection policy, and stops working when you are disabled or deleted. For an automation,
+        make a service account instead: its own role (member or admin), grants and policy, managed on the
+        People, database and policy pages like a person's.
       </p>
-      <form method="post" action="/organization/api-keys" class="row">
+      <form method="post" action="/organization/api-keys" id="api-key-form">
         <Csrf token={props.csrf} />
-        <div>
-          <label for="key-name">Name</label>
-          <input id="key-name" name="name" required maxlength={200} placeholder="e.g. deploy pipeline" />
+        <div class="row">
+          <div>
+            <label for="key-name">Name</label>
+            <input id="key-name" name="name" required maxlength={200} placeholder="e.g. deploy pipeline" />
+          </div>
+          <fieldset>
+            <legend>Owner</legend>
+            <label>
+              <input type="radio" name="owner" value="me" checked /> Me (acts as me)
+            </label>
+            <label>
+              <input type="radio" name="owner" value="service_account" /> A new service account, role{' '}
+              <select id="key-role" name="role" aria-label="Service account role">
+                <option value="member">member</option>
+                <option value="admin">admin</option>
+              </select>
+            </label>
+          </fieldset>
+          {props.superAdmin ? (
+            <label>
+              <input type="checkbox" name="act_as_allowed" value="true" /> May act for users (
+              <code>x-act-as-user</code>, never to review)
+            </label>
+          ) : null}
         </div>
         <button type="submit">Create API key</button>
       </form>
-      <ul class="plain">
+      <ul class="plain" id="api-key-list">
         {live.length === 0 ? <li class="muted">No active API key.</li> : null}
         {live.map((k) => (
-          <li>
+          <li data-key={k.id}>
             <strong>{k.name}</strong>{' '}
+            <span class="key-owner">
+              {k.owner_service_account
+                ? `service account ${k.owner_name ?? ''} (${k.owner_role ?? ''})`
+                : `owned by ${k.owner_email ?? 'nobody'} (${k.owner_role ?? ''})`}
+              {k.owner_disabled ? ' · owner disabled: the key does not work' : ''}
+              {k.act_as_allowed ? ' · may act for users' : ''}
+            </span>{' '}
             <span class="muted">
               created {when(k.created_at)} ·{' '}
               {k.last_used_at ? `last used ${when(k.last_used_at)}` : 'never used'}
             </span>{' '}
+            {props.superAdmin ? (
+              <PostButton
+                action={`/organization/api-keys/${k.id}/act-as`}
+                csrf={props.csrf}
+                label={k.act_as_allowed ? 'Forbid acting for users' : 'Allow acting for users'}
+              />
+            ) : null}{' '}
             <PostButton action={`/organization/api-keys/${k.id}/revoke`} csrf={props.csrf} label="Revoke" />
           </li>
         ))}
@@ -159,6 +198,13 @@ export function OrganizationPage(props: {
         Register <code>{props.ssoRedirectUri}</code> as the redirect URI at your identity provider. People
         sign in with a verified email address; roles are changed on the People page.
       </p>
+      <p class="muted">
+        Only a super admin changes single sign-on, entering their password again: the identity provider
+        decides who signs in as whom. A sign-in reaches an existing account only once linked: the person signs
+        in with their password once, or the provider marks the email verified and it is in one of the domains
+        below.
+      </p>
+      {e.form ? <p class="error">{e.form}</p> : null}
       <form method="post" action="/organization/sso" class="card wide">
         <Csrf token={props.csrf} />
         <label for="sso-issuer">Issuer URL</label>
@@ -210,18 +256,39 @@ export function OrganizationPage(props: {
           A new account takes the highest role any of its claim values maps to, else the role above. Later
           sign-ins keep whatever role an admin gives on the People page.
         </p>
+        <label for="sso-domains">Email domains the organization owns (optional), e.g. example.com</label>
+        <input id="sso-domains" name="domains" value={(sso?.domains ?? []).join(' ')} autocomplete="off" />
+        {e.domains ? <div class="error small">{e.domains}</div> : null}
         <label class="check">
           <input type="checkbox" name="enabled" checked={sso?.enabled ?? true} /> Offer single sign-on on the
           sign-in page
         </label>
+        <label for="sso-password">Your password</label>
+        <input
+          id="sso-password"
+          name="current_password"
+          type="password"
+          autocomplete="current-password"
+          required
+        />
+        {e.current_password ? <div class="error small">{e.current_password}</div> : null}
         <button type="submit">Save single sign-on</button>
       </form>
       {sso ? (
-        <PostButton
-          action="/organization/sso/delete"
-          csrf={props.csrf}
-          label="Turn single sign-on off and forget its settings"
-        />
+        <form method="post" action="/organization/sso/delete" class="card wide">
+          <Csrf token={props.csrf} />
+          <label for="sso-delete-password">Your password</label>
+          <input
+            id="sso-delete-password"
+            name="current_password"
+            type="password"
+            autocomplete="current-password"
+            required
+          />
+          <button type="submit" class="bad">
+            Turn single sign-on off and forget its settings
+          </button>
+        </form>
       ) : null}
     </section>
   );

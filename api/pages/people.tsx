@@ -121,12 +121,15 @@ export function PeoplePage(props: {
                             {u.disabled_at ? 'Enable' : 'Disable'}
                           </button>
                         </form>{' '}
-                        <PostButton
-                          action={`/people/${u.id}/password-link`}
-                          csrf={props.csrf}
-                          label="Password link"
-                          tone="quiet"
-                        />{' '}
+                        {/* Only someone above the person resets their password (identity/people.ts). */}
+                        {u.role === 'member' || (u.role === 'admin' && props.canManageSuperAdmins) ? (
+                          <PostButton
+                            action={`/people/${u.id}/password-link`}
+                            csrf={props.csrf}
+                            label="Password link"
+                            tone="quiet"
+                          />
+                        ) : null}{' '}
                         <details class="inline">
                           <summary>Delete…</summary>
                           <form method="post" action={`/people/${u.id}/delete`}>

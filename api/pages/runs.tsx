@@ -1,4 +1,3 @@
-import { raw } from 'hono/html';
 import type { presentRun } from '../../automation/present.ts';
 import type { AuditRow } from '../../store/audit.ts';
 import type { WorkflowRunRow } from '../../store/workflow-runs.ts';
@@ -116,6 +115,8 @@ export function RunPage(props: {
   } | null;
   /** The run's own audit entries (its queries), for admins; null for members. */
   audit: AuditRow[] | null;
+  /** By step id: why that query step's writes run at least once (automation/delivery.ts). */
+  deliveryNotes?: Record<string, string>;
   csrf: string;
   notice?: string | undefined;
   error?: string | undefined;
@@ -177,7 +178,7 @@ export function RunPage(props: {
       {r.status === 'running' || r.status === 'waiting_for_approval' ? (
         // Live status without a framework: while the run is live the page reloads itself (every
         // 2 s while steps run, 5 s while it waits on people) unless someone is typing in it.
-        <script>{raw(liveReload(r.status === 'running' ? 2000 : 5000))}</script>
+        <script src="/assets/live-reload.js" data-interval={r.status === 'running' ? '2000' : '5000'} />
       ) : null}
       {r.error ? <p class="warning error">{r.error}</p> : null}
       {r.steps === null ? (
@@ -189,6 +190,7 @@ export function RunPage(props: {
             {s.name} <Badge status={s.status} /> <span class="muted">{s.type}</span>
           </h2>
           {s.error ? <p class="error">{s.error}</p> : null}
+          {props.deliveryNotes?.[s.id] ? <p class="muted small">{props.deliveryNotes[s.id]}</p> : null}
           {s.type === 'approval' && s.status === 'waiting' && props.approval ? (
             <div class="approval-context">
               <p>
@@ -310,7 +312,3 @@ function seconds(from: string, to: string): string {
 }
 
 // While someone types (a comment on an approval) the reload waits for them, then tries again.
-const liveReload = (ms: number) => `(function tick() { setTimeout(function () {
-  var busy = document.activeElement && /INPUT|TEXTAREA|SELECT/.test(document.activeElement.tagName);
-  if (busy) tick(); else location.reload();
-}, ${ms}); })();`;

@@ -1,4 +1,5 @@
 // What every signed-in page shares: the session check, the form CSRF check, and the frame.
+import { createHmac } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { Child } from 'hono/jsx';
@@ -57,9 +58,10 @@ export function pageSession(sql: Sql): MiddlewareHandler<PageEnv> {
       }
       c.set('form', form);
     }
-    // Pages carry a CSRF token and personal data: never cached, never framed.
+    const unsigned = flashGuard(c);
+    if (unsigned) return unsigned;
+    // Pages carry a CSRF token and personal data: never cached (never framed: api/middleware/csp.ts).
     c.header('cache-control', 'no-store');
-    c.header('content-security-policy', "frame-ancestors 'none'");
     await next();
   };
 }
@@ -86,10 +88,49 @@ export function render(
   );
 }
 
-/** 303 back to a page with a one-line message (Post/Redirect/Get: a reload never re-posts). */
-export function redirectWith(c: PageContext, path: string, kind: 'notice' | 'error', message: string) {
-  const sep = path.includes('?') ? '&' : '?';
-  return c.redirect(`${path}${sep}${kind}=${encodeURIComponent(message)}`, 303);
+/**
+ * 303 back to a page with a one-line message (Post/Redirect/Get: a reload never re-posts). The
+ * message rides in the query with a MAC under the session's own CSRF token, so only this service,
+ * for this session, puts words on a page: a link someone else made cannot (see `flashGuard`).
+ */
+export function redirectWith(c: PageContext, path: string, kind: FlashKind, message: string) {
+  const url = new URL(path, 'http://page.invalid');
+  for (const k of FLASH_KINDS) {
+    if (url.searchParams.has(k)) url.searchParams.delete(k);
+    if (url.searchParams.has(`${k}_sig`)) url.searchParams.delete(`${k}_sig`);
+  }
+  const sig = flashSignature(c.get('csrfToken'), kind, message);
+  const flash = `${kind}=${encodeURIComponent(message)}&${kind}_sig=${sig}`;
+  return c.redirect(`${url.pathname}${url.search ? `${url.search}&` : '?'}${flash}${url.hash}`, 303);
+}
+
+const FLASH_KINDS = ['notice', 'error'] as const;
+type FlashKind = (typeof FLASH_KINDS)[number];
+
+function flashSignature(key: string, kind: FlashKind, message: string): string {
+  return createHmac('sha256', key).update(`flash\n${kind}\n${message}`).digest('base64url');
+}
+
+/**
+ * A page's `?notice=` / `?error=` is shown only when its MAC matches this session; otherwise the
+ * browser is sent to the same page without it, so a crafted link never puts its text on an admin
+ * page. Null when the request may go on.
+ */
+function flashGuard(c: PageContext): Response | null {
+  if (c.req.method !== 'GET') return null;
+  const url = new URL(c.req.url);
+  let forged = false;
+  for (const kind of FLASH_KINDS) {
+    const message = url.searchParams.get(kind);
+    const sig = url.searchParams.get(`${kind}_sig`);
+    if (message === null && sig === null) continue;
+    const expected = flashSignature(c.get('csrfToken'), kind, message ?? '');
+    if (message !== null && sig !== null && csrfMatches(sig, expected)) continue;
+    forged = true;
+    url.searchParams.delete(kind);
+    url.searchParams.delete(`${kind}_sig`);
+  }
+  return forged ? c.redirect(`${url.pathname}${url.search}`, 302) : null;
 }
 
 /** The message an application error carries for people (its detail), else a generic one. */

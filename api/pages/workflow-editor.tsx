@@ -21,7 +21,7 @@ export function WorkflowEditor(props: EditorProps) {
   const wf = props.workflow;
   return (
     <section class="wf-editor">
-      <style>{raw(EDITOR_CSS)}</style>
+      <link rel="stylesheet" href="/assets/workflow-editor.css" />
       <p class="muted">
         <a href="/workflows">Workflows</a> / {wf ? <a href={`/workflows/${wf.id}`}>{wf.name}</a> : null}
       </p>
@@ -143,23 +143,3 @@ export function WorkflowEditor(props: EditorProps) {
     </section>
   );
 }
-
-const EDITOR_CSS = `
-.wf-editor form { max-width:46rem; }
-.wf-editor .row { align-items:flex-start; gap:0 .75rem; }
-.wf-editor .row > .unit { flex:0 1 9rem; }
-.wf-editor .add-step { align-items:flex-end; }
-.wf-editor .steps { list-style:none; padding:0; margin:0; }
-.wf-editor .step-head { display:flex; flex-wrap:wrap; justify-content:space-between; align-items:center; gap:.5rem; }
-.wf-editor .step-head h3 { margin:0; font-size:1.05rem; }
-.wf-editor .step-no { color:var(--muted); }
-.wf-editor .field-error:not([hidden]) { margin:.2rem 0 0; }
-.wf-editor [aria-invalid=true] { border-color:var(--bad); }
-.wf-editor .hint { margin:.15rem 0 0; }
-.wf-editor .header-row { margin:.3rem 0; }
-.wf-editor .header-row > input { flex:1 1 9rem; }
-.wf-editor .people { max-height:16rem; overflow:auto; }
-.wf-editor .save-bar { padding:.5rem 0; }
-.wf-editor .bad-text { color:var(--bad); }
-.wf-editor .step.moved { outline:2px solid var(--accent); }
-`;

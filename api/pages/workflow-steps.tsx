@@ -67,7 +67,11 @@ export function StepTemplate(props: { kind: string; label: string; e: PickerData
   const body: Record<string, Child> = {
     query: (
       <>
-        <Field field="action.credential_id" label="Credential">
+        <Field
+          field="action.credential_id"
+          label="Credential"
+          hint="A write runs exactly once where the database has two-phase commit; credentials marked “writes run at least once” may repeat a write when a retried attempt follows a crash or timeout."
+        >
           <select data-field="action.credential_id">
             <option value="">Choose a credential…</option>
             {props.e.credentials.map((c) => (

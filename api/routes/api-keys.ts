@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
-import { createApiKey, revokeOrgApiKey } from '../../identity/manage.ts';
-import { type ApiKeyRow, listApiKeys } from '../../store/api-keys.ts';
+import { issueApiKey, markApiKeyActAs } from '../../identity/api-keys.ts';
+import { revokeOrgApiKey } from '../../identity/manage.ts';
+import { type ApiKeyListing, listApiKeys } from '../../store/api-keys.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
@@ -11,7 +12,17 @@ import { jsonBody } from '../validate.ts';
 
 const CreateApiKey = v.object({
   name: v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200)),
+  // Absent: the key is the caller's own. Present: a new service account owns it.
+  service_account: v.optional(
+    v.object({
+      name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200))),
+      role: v.picklist(['member', 'admin'], 'role must be member or admin'),
+    }),
+  ),
+  act_as_allowed: v.optional(v.boolean()),
 });
+
+const UpdateApiKey = v.object({ act_as_allowed: v.boolean() });
 
 /** API keys of the organization: admins create (the secret is shown once), list and revoke. */
 export function apiKeyRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
@@ -19,25 +30,56 @@ export function apiKeyRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
   app.post(
     '/',
-    doc('API keys', 'Create an organization API key (shown once)', {
+    doc('API keys', 'Create an API key owned by the caller or by a new service account (shown once)', {
       auth: ['apiKey', 'bearer', 'session'],
       body: CreateApiKey,
       status: 201,
     }),
     async (c) => {
       const body = await jsonBody(c, CreateApiKey);
-      const p = c.get('principal');
-      const { key, secret } = await createApiKey(deps.sql, {
-        orgId: p.orgId,
+      const { key, secret, owner } = await issueApiKey(deps.sql, c.get('principal'), c.get('actor'), {
         name: body.name,
-        createdBy: p.kind === 'user' ? p.userId : null,
+        serviceAccount: body.service_account,
+        actAsAllowed: body.act_as_allowed,
       });
       c.header('cache-control', 'no-store');
-      return c.json({ ...present(key), key: secret }, 201);
+      return c.json(
+        {
+          ...present({
+            ...key,
+            owner_email: owner.email,
+            owner_name: owner.name,
+            owner_role: owner.role,
+            owner_service_account: owner.service_account,
+            owner_disabled: false,
+          }),
+          key: secret,
+        },
+        201,
+      );
     },
   );
   app.get('/', doc('API keys', 'List API keys', { auth: ['apiKey', 'bearer', 'session'] }), async (c) =>
     c.json({ data: (await listApiKeys(deps.sql, c.get('principal').orgId)).map(present) }),
+  );
+  app.patch(
+    '/:id',
+    doc('API keys', 'Allow or forbid a key to act for users (super admin in person)', {
+      auth: ['bearer', 'session'],
+      body: UpdateApiKey,
+      status: 204,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, UpdateApiKey);
+      await markApiKeyActAs(
+        deps.sql,
+        c.get('principal'),
+        c.get('actor'),
+        c.req.param('id'),
+        body.act_as_allowed,
+      );
+      return c.body(null, 204);
+    },
   );
   app.delete(
     '/:id',
@@ -51,11 +93,23 @@ export function apiKeyRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
   return app;
 }
 
-function present(k: ApiKeyRow) {
+function present(k: ApiKeyListing) {
   return {
     id: k.id,
     name: k.name,
     created_by: k.created_by,
+    // The identity the key carries: a person, or a service account with its own role.
+    owner:
+      k.owner_user_id === null
+        ? null
+        : {
+            kind: k.owner_service_account ? 'service_account' : 'person',
+            user_id: k.owner_user_id,
+            ...(k.owner_service_account ? { name: k.owner_name } : { email: k.owner_email }),
+            role: k.owner_role,
+            disabled: k.owner_disabled === true,
+          },
+    act_as_allowed: k.act_as_allowed,
     created_at: k.created_at.toISOString(),
     last_used_at: k.last_used_at?.toISOString() ?? null,
     revoked_at: k.revoked_at?.toISOString() ?? null,

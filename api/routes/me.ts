@@ -13,20 +13,23 @@ export function meRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     doc('Identity', 'Who the credentials belong to', { auth: ['apiKey', 'bearer', 'session'] }),
     (c) => {
       const p = c.get('principal');
-      return c.json(
-        p.kind === 'api_key'
-          ? { kind: 'api_key', organization_id: p.orgId, api_key_id: p.apiKeyId }
-          : {
-              kind: 'user',
-              organization_id: p.orgId,
-              user_id: p.userId,
-              email: p.email,
-              role: p.role,
-              via: p.via,
-              // Pages' scripts read it to send x-csrf-token; no CORS here, so other sites cannot.
-              ...(p.via === 'session' ? { csrf_token: c.get('csrfToken') } : {}),
-            },
-      );
+      // An API key is its owner (or the person it acts for): it answers with their identity.
+      return c.json({
+        // A key's own answer keeps its kind; the fields beside it say whose identity it carries.
+        kind: p.via === 'api_key' && !p.actedBy ? 'api_key' : 'user',
+        organization_id: p.orgId,
+        user_id: p.userId,
+        email: p.email,
+        role: p.role,
+        via: p.via,
+        ...(p.serviceAccount ? { service_account: true } : {}),
+        ...(p.via === 'api_key' ? { api_key_id: p.credentialId } : {}),
+        ...(p.actedBy
+          ? { acted_by: { api_key_id: p.actedBy.apiKeyId, owner_user_id: p.actedBy.ownerUserId } }
+          : {}),
+        // Pages' scripts read it to send x-csrf-token; no CORS here, so other sites cannot.
+        ...(p.via === 'session' ? { csrf_token: c.get('csrfToken') } : {}),
+      });
     },
   );
   return app;

@@ -1,6 +1,7 @@
 // Pages where people act on work waiting for them: query-request reviews and workflow runs.
 import { Hono } from 'hono';
 import { approvalRefusal, previewNextStep } from '../../automation/approval-context.ts';
+import { AT_LEAST_ONCE_NOTE, writeDelivery } from '../../automation/delivery.ts';
 import { presentRun } from '../../automation/present.ts';
 import {
   cancelRun,
@@ -26,6 +27,7 @@ import {
 import { mayRead } from '../../governance/workflow-access.ts';
 import { listDatabases } from '../../registry/databases.ts';
 import { searchAudit } from '../../store/audit.ts';
+import { findCredentialAndDatabase } from '../../store/databases.ts';
 import { listReviewsOf, listRevisions } from '../../store/query-requests.ts';
 import { findUserById, listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows } from '../../store/workflows.ts';
@@ -235,8 +237,12 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       waiting && state && wf
         ? {
             step: waiting.name,
-            initiator:
-              initiator?.email ?? (row.initiator_api_key_id ? 'an organization API key' : row.trigger),
+            // A key's run is its owner's; the key is named beside them.
+            initiator: initiator
+              ? `${initiator.email}${row.initiator_api_key_id ? ' (with an API key)' : ''}`
+              : row.initiator_api_key_id
+                ? 'an API key'
+                : row.trigger,
             next: previewNextStep(wf.steps, waiting.name, state, row.inputs),
             refusal:
               approvalRefusal(
@@ -248,6 +254,14 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
               )?.message ?? null,
           }
         : null;
+    // Query steps whose writes run at least once on their database (automation/delivery.ts).
+    const deliveryNotes: Record<string, string> = {};
+    for (const step of wf?.steps ?? []) {
+      if (step.action.__type__ !== 'query') continue;
+      const target = await findCredentialAndDatabase(deps.sql, p.orgId, step.action.credential_id);
+      if (target && (await writeDelivery(deps, target.db, target.cred)) === 'at_least_once')
+        deliveryNotes[step.id] = AT_LEAST_ONCE_NOTE;
+    }
     const temporalUrl = deps.config.temporalUiUrl
       ? runUrl(
           {
@@ -269,6 +283,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
         temporalUrl={temporalUrl}
         viewerIsInitiator={found.value.row.initiator_user_id === p.userId}
         approval={approval}
+        deliveryNotes={deliveryNotes}
         audit={
           p.role === 'member'
             ? null

@@ -3,6 +3,7 @@
 // definition saved here is checked and stored exactly as one sent to the API.
 import { Hono } from 'hono';
 import { archiveWorkflow } from '../../automation/definitions.ts';
+import { writeDelivery } from '../../automation/delivery.ts';
 import { presentWorkflow } from '../../automation/present.ts';
 import { startRun, typedInputs } from '../../automation/runs.ts';
 import type { Deps } from '../../core/deps.ts';
@@ -11,7 +12,6 @@ import { mayRead, mayStart } from '../../governance/workflow-access.ts';
 import { listDatabases } from '../../registry/databases.ts';
 import { listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows, type WorkflowRow } from '../../store/workflows.ts';
-import { WORKFLOW_EDITOR_SCRIPT } from '../pages/assets.ts';
 import {
   adminPagesOnly,
   attempt,
@@ -105,8 +105,15 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
       listUsers(deps.sql, p.orgId),
       listWorkflows(deps.sql, p.orgId, { includeArchived: false, limit: 500 }),
     ]);
-    const credentials = dbs.items.flatMap(({ db, credentials }) =>
-      credentials.map((cr) => ({ id: cr.id, label: `${db.name} · ${cr.username}` })),
+    const credentials = await Promise.all(
+      dbs.items.flatMap(({ db, credentials }) =>
+        credentials.map(async (cr) => {
+          // Where a write step would run at least once, the picker says so (automation/delivery.ts).
+          const once =
+            (await writeDelivery(deps, db, cr)) === 'at_least_once' ? ' (writes run at least once)' : '';
+          return { id: cr.id, label: `${db.name} · ${cr.username}${once}` };
+        }),
+      ),
     );
     // A step may use a credential of a database this admin cannot see: keep it pickable by id.
     for (const { action: a } of wf?.steps ?? [])
@@ -129,17 +136,5 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
       />,
     );
   }
-  return app;
-}
-
-/** The editor's island script; public (it holds no data), cached briefly. */
-export function workflowAssetRoutes(): Hono {
-  const app = new Hono();
-  app.get('/assets/workflow-editor.js', (c) =>
-    c.body(WORKFLOW_EDITOR_SCRIPT, 200, {
-      'content-type': 'text/javascript; charset=utf-8',
-      'cache-control': 'public, max-age=300',
-    }),
-  );
   return app;
 }

@@ -24,7 +24,7 @@ import { databasePageRoutes } from './pages-databases.tsx';
 import { organizationPageRoutes } from './pages-organization.tsx';
 import { peoplePageRoutes } from './pages-people.tsx';
 import { workPageRoutes } from './pages-work.tsx';
-import { workflowAssetRoutes, workflowPageRoutes } from './pages-workflows.tsx';
+import { workflowPageRoutes } from './pages-workflows.tsx';
 
 /** GET/POST pages: dashboards, console, reviews, workflows, runs, audit, settings (api/pages/README.md). */
 export function pageRoutes(deps: Deps): Hono<PageEnv> {
@@ -212,7 +212,6 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     );
   }
 
-  app.route('/', workflowAssetRoutes());
   app.route('/', workflowPageRoutes(deps));
   app.route('/', workPageRoutes(deps, gov));
   app.route('/', accountPageRoutes(deps));

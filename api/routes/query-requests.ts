@@ -73,7 +73,8 @@ const List = v.object({
 
 /**
  * Query requests, under /api/v1/desk/query-requests (governance/README.md). A person calls with
- * a personal token or session; an organization API key acts for a user with `x-act-as-user`.
+ * a personal token, session or their own API key; a key marked for it acts for a user with
+ * `x-act-as-user` (never to review).
  */
 export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();

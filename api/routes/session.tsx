@@ -6,56 +6,67 @@ import type { Deps } from '../../core/deps.ts';
 import { authenticateSession } from '../../identity/authenticate.ts';
 import { endSession, signInWithPassword } from '../../identity/manage.ts';
 import { ssoChoices } from '../../identity/sso.ts';
-import { buckets, forgive, recordFailure, retryAfter } from '../../identity/throttle.ts';
+import { confirmPendingLink, ssoLinkCookieName } from '../../identity/sso-accounts.ts';
+import { accountKey, buckets, forgive, recordFailure, retryAfter } from '../../identity/throttle.ts';
+import type { UserRow } from '../../store/users.ts';
 import type { AppEnv } from '../env.ts';
 import { csrfMatches, sessionCookieName } from '../middleware/auth.ts';
 import { clientAddress } from '../middleware/client-address.ts';
+import { contentSecurityPolicy, formActionSource } from '../middleware/csp.ts';
 import { fromOwnOrigin } from '../middleware/same-origin.ts';
 import { Layout } from '../pages/layout.tsx';
 
 /** Password sign-in and sign-out for the web pages; both end in the same cookie session. */
-export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
+export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config' | 'keyring'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { baseUrl, rateLimits, trustedProxies } = deps.config;
 
-  app.get('/login', async (c) =>
-    c.html(
+  app.get('/login', async (c) => {
+    const next = safeNext(c.req.query('next'), baseUrl);
+    loginPolicy(c, next, baseUrl);
+    return c.html(
       <LoginPage
-        next={safeNext(c.req.query('next'), baseUrl)}
+        next={next}
         sso={await ssoChoices(deps.sql)}
         {...(c.req.query('notice') === 'password-set'
           ? { notice: 'Your password is set. Sign in with it.' }
           : {})}
       />,
-    ),
-  );
+    );
+  });
 
   app.post('/login', async (c) => {
     // Login CSRF: a form on another site must not sign the visitor into the attacker's account.
     if (!fromOwnOrigin(c, baseUrl))
       return c.html(<LoginPage next="/" error="This sign-in form did not come from Countersign." />, 403);
     const form = await c.req.parseBody();
-    const email = typeof form.email === 'string' ? form.email : '';
+    // A NUL cannot reach PostgreSQL text; such an address names no account.
+    const email = typeof form.email === 'string' ? form.email.replaceAll('\0', '').trim() : '';
     const password = typeof form.password === 'string' ? form.password : '';
     const next = safeNext(typeof form.next === 'string' ? form.next : undefined, baseUrl);
+    const key = await accountKey(deps.sql, email);
+    const address = clientAddress(c, trustedProxies);
     const limited = [
-      buckets.account(rateLimits, email),
-      buckets.address(rateLimits, clientAddress(c, trustedProxies)),
+      buckets.accountAtAddress(rateLimits, key, address),
+      buckets.account(rateLimits, key),
+      buckets.address(rateLimits, address),
     ];
     const wait = await retryAfter(deps.sql, rateLimits, limited);
     if (wait !== null) {
       c.header('retry-after', String(wait));
       return c.html(
-        <LoginPage next={next} error={`Too many failed sign-ins. Try again in ${minutes(wait)}.`} />,
+        <LoginPage next={next} error={`Too many failed sign-ins. Try again in ${duration(wait)}.`} />,
         429,
       );
     }
     const session = await signInWithPassword(deps.sql, email, password, c.req.header('user-agent') ?? '');
     if (!session) {
       await recordFailure(deps.sql, rateLimits, limited);
+      loginPolicy(c, next, baseUrl);
       return c.html(<LoginPage next={next} error="Wrong email or password." />, 401);
     }
-    await forgive(deps.sql, limited[0]!);
+    await forgive(deps.sql, limited.slice(0, 2));
+    await linkBroughtSso(c, deps, session.user);
     await endPresentedSession(c, deps);
     setSessionCookie(c, deps.config, session.cookie);
     // 303: the browser follows with GET, so a reload never re-posts the password.
@@ -85,6 +96,22 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> 
   return app;
 }
 
+/**
+ * An SSO sign-in that met this person's existing account left a sealed cookie in this browser
+ * (api/routes/sso.tsx); their password now confirms the link (identity/sso-accounts.ts).
+ */
+async function linkBroughtSso(
+  c: Context<AppEnv>,
+  deps: Pick<Deps, 'sql' | 'config' | 'keyring'>,
+  user: UserRow,
+): Promise<void> {
+  const name = ssoLinkCookieName(deps.config.baseUrl);
+  const sealed = getCookie(c, name);
+  if (sealed === undefined) return;
+  await confirmPendingLink(deps, sealed, user);
+  deleteCookie(c, name, { path: '/', secure: name.startsWith('__Host-') });
+}
+
 /** A sign-in replaces the session the browser had: the old one ends rather than lingering. */
 export async function endPresentedSession(c: Context<AppEnv>, deps: Pick<Deps, 'sql'>): Promise<void> {
   const old = getCookie(c, c.get('sessionCookie'));
@@ -107,7 +134,21 @@ export function setSessionCookie(c: Context<AppEnv>, config: Pick<Config, 'baseU
   });
 }
 
-function minutes(seconds: number): string {
+/**
+ * Signing in on the way to an OAuth authorization may end, redirect after redirect, at the
+ * client's redirect URI (consent already given), and browsers hold every redirect after a form
+ * submission to its form-action. The URI is only allowed as a destination here; whether the
+ * service redirects there at all is decided by /oauth/authorize against the registration.
+ */
+function loginPolicy(c: Context<AppEnv>, next: string, baseUrl: string): void {
+  const url = new URL(next, baseUrl);
+  if (url.pathname !== '/oauth/authorize') return;
+  const source = formActionSource(url.searchParams.get('redirect_uri') ?? '');
+  if (source) c.header('content-security-policy', contentSecurityPolicy([source]));
+}
+
+function duration(seconds: number): string {
+  if (seconds < 60) return seconds === 1 ? 'a second' : `${seconds} seconds`;
   const m = Math.ceil(seconds / 60);
   return m === 1 ? 'a minute' : `${m} minutes`;
 }

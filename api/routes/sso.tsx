@@ -7,10 +7,12 @@ import {
   getSsoConfig,
   removeSsoConfig,
   SsoError,
+  SsoLinkRequired,
   setSsoConfig,
   ssoRedirectUri,
   startSsoLogin,
 } from '../../identity/sso.ts';
+import { sealPendingLink, ssoLinkCookieName } from '../../identity/sso-accounts.ts';
 import type { SsoConfigRow } from '../../store/sso.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
@@ -39,8 +41,29 @@ export const SsoInput = v.object({
     ),
     {},
   ),
+  /** Email domains the organization owns: a verified email in one links an existing account at SSO sign-in. */
+  domains: v.optional(
+    v.pipe(
+      v.array(
+        v.pipe(
+          v.string(),
+          v.trim(),
+          v.toLowerCase(),
+          v.regex(
+            /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+            'must be a domain name',
+          ),
+        ),
+      ),
+      v.maxLength(50),
+    ),
+    [],
+  ),
   enabled: v.optional(v.boolean(), true),
+  /** The super admin's own password, entered again: SSO decides who signs in as whom. */
+  current_password: v.optional(v.pipe(v.string(), v.maxLength(1000))),
 });
+const SsoRemoval = v.object({ current_password: v.optional(v.pipe(v.string(), v.maxLength(1000))) });
 
 /**
  * SSO sign-in (`GET /login/sso?org=…`, `GET /login/sso/callback`) and the admin API to set it
@@ -83,9 +106,33 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
     }
   });
 
-  function ssoFailure(c: Context, err: unknown) {
+  function ssoFailure(c: Context<AppEnv>, err: unknown) {
     if (!(err instanceof SsoError)) throw err;
     deps.logger.info({ reason: err.reason }, 'sso sign-in refused');
+    // The account is someone's already: this browser may link it by signing in with its
+    // password (api/routes/session.tsx); the cookie is sealed and, under https, __Host- bound.
+    if (err instanceof SsoLinkRequired) {
+      setCookie(c, ssoLinkCookieName(deps.config.baseUrl), sealPendingLink(deps.keyring, err.pending), {
+        httpOnly: true,
+        sameSite: 'Lax',
+        secure,
+        path: '/',
+        maxAge: 600,
+      });
+      return page(
+        c,
+        'Link single sign-on',
+        <section class="card">
+          <h1>Link single sign-on to your account</h1>
+          <p class="error">{err.userMessage}</p>
+          <p>
+            <a href="/login">Sign in with your password</a>
+          </p>
+        </section>,
+        403,
+        false,
+      );
+    }
     return page(
       c,
       'Sign-in failed',
@@ -110,23 +157,37 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
   );
   app.put(
     '/api/v1/sso',
-    doc('SSO', 'Set the OIDC single sign-on settings (client secret sealed)', {
-      auth: ['apiKey', 'bearer', 'session'],
+    doc('SSO', 'Set the OIDC single sign-on settings (super admin, with current_password; secret sealed)', {
+      auth: ['bearer', 'session'],
       body: SsoInput,
     }),
     ...admin,
     async (c) => {
-      const input = await jsonBody(c, SsoInput);
-      const cfg = await setSsoConfig(deps, c.get('principal').orgId, input);
+      const { current_password, ...input } = await jsonBody(c, SsoInput);
+      const p = c.get('principal');
+      const cfg = await setSsoConfig(
+        deps,
+        p.orgId,
+        { principal: p, currentPassword: current_password },
+        input,
+      );
       return c.json(shape(cfg, deps.config.baseUrl));
     },
   );
   app.delete(
     '/api/v1/sso',
-    doc('SSO', 'Turn single sign-on off', { auth: ['apiKey', 'bearer', 'session'] }),
+    doc('SSO', 'Turn single sign-on off (super admin, with current_password in the body)', {
+      auth: ['bearer', 'session'],
+      body: SsoRemoval,
+    }),
     ...admin,
     async (c) => {
-      if (!(await removeSsoConfig(deps.sql, c.get('principal').orgId)))
+      // The body is optional here: a key or a non-super-admin is refused for who it is (403).
+      const body = (await c.req.text()).trim() === '' ? {} : await jsonBody(c, SsoRemoval);
+      const p = c.get('principal');
+      if (
+        !(await removeSsoConfig(deps.sql, p.orgId, { principal: p, currentPassword: body.current_password }))
+      )
         throw notFound('single sign-on is not configured');
       return c.body(null, 204);
     },
@@ -143,6 +204,7 @@ function shape(cfg: SsoConfigRow, baseUrl: string) {
     provision_role: cfg.provision_role,
     role_claim: cfg.role_claim,
     role_map: cfg.role_map,
+    domains: cfg.domains,
     enabled: cfg.enabled,
     redirect_uri: ssoRedirectUri(baseUrl),
     updated_at: cfg.updated_at.toISOString(),

@@ -155,3 +155,34 @@ describe('clickhouse execute', () => {
     });
   });
 });
+
+describe('clickhouse read-only statements (readonly=1)', () => {
+  const RO = { ...OPTS, readOnly: true };
+  let pool: AdapterPool;
+  beforeAll(async () => {
+    pool = clickhouseAdapter.connect(config());
+    await pool.execute('DROP TABLE IF EXISTS adapter_ch_ro', [], OPTS);
+    await pool.execute('CREATE TABLE adapter_ch_ro (v String) ENGINE = Memory', [], OPTS);
+  });
+  afterAll(async () => {
+    await pool.execute('DROP TABLE IF EXISTS adapter_ch_ro', [], OPTS);
+    await pool.close();
+  });
+
+  it('reads, with the row cap and time limit still applied', async () => {
+    const r = await pool.execute('SELECT number FROM system.numbers LIMIT 5', [], { ...RO, maxRows: 2 });
+    expect(r).toMatchObject({ rows: [['0'], ['1']], truncated: true });
+  });
+
+  it('refuses a write, DDL and lifting the setting from the statement, and nothing changes', async () => {
+    for (const write of [
+      "INSERT INTO adapter_ch_ro VALUES ('w')",
+      'DROP TABLE adapter_ch_ro',
+      'SELECT 1 SETTINGS readonly = 0',
+    ]) {
+      const err = await rejection(pool.execute(write, [], RO));
+      expect(err.code, write).toBe('164');
+    }
+    expect((await pool.execute('SELECT count() FROM adapter_ch_ro', [], OPTS)).rows).toEqual([['0']]);
+  });
+});

@@ -213,3 +213,39 @@ describe('mysql execute', () => {
     expect(seen.rows).toEqual([['1']]);
   });
 });
+
+describe('mysql read-only statements (SET SESSION TRANSACTION READ ONLY)', () => {
+  const RO = { ...OPTS, readOnly: true };
+  let pool: AdapterPool;
+  beforeAll(async () => {
+    pool = mysqlAdapter.connect(config());
+    await pool.execute('DROP TABLE IF EXISTS adapter_my_ro', [], OPTS);
+    await pool.execute('CREATE TABLE adapter_my_ro (v VARCHAR(20))', [], OPTS);
+  });
+  afterAll(async () => {
+    await pool.execute('DROP TABLE IF EXISTS adapter_my_ro', [], OPTS);
+    await pool.close();
+  });
+
+  it('reads', async () => {
+    expect((await pool.execute('SELECT ? AS v', ['x'], RO)).rows).toEqual([['x']]);
+  });
+
+  it('refuses a write and DDL (DDL commits first, the session mode still holds), and nothing changes', async () => {
+    for (const write of [
+      "INSERT INTO adapter_my_ro VALUES ('w')",
+      'CREATE TABLE adapter_my_ro2 (v INT)',
+      'DROP TABLE adapter_my_ro',
+    ]) {
+      const err = await rejection(pool.execute(write, [], RO));
+      expect(err.code, write).toBe('ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION');
+    }
+    expect((await pool.execute('SELECT COUNT(*) FROM adapter_my_ro', [], OPTS)).rows).toEqual([['0']]);
+  });
+
+  it('gives the connection back in read-write mode', async () => {
+    for (let i = 0; i < 6; i++) await pool.execute('SELECT 1', [], RO);
+    for (let i = 0; i < 6; i++) await pool.execute("INSERT INTO adapter_my_ro VALUES ('ok')", [], OPTS);
+    expect((await pool.execute('SELECT COUNT(*) FROM adapter_my_ro', [], OPTS)).rows).toEqual([['6']]);
+  });
+});

@@ -361,6 +361,69 @@ describe('postgres execute', () => {
   });
 });
 
+describe('postgres read-only statements (begin read only … commit, one round trip)', () => {
+  const RO = { ...OPTS, readOnly: true };
+  let pool: AdapterPool;
+  beforeAll(async () => {
+    // One connection, so every statement below meets what the one before it left behind.
+    pool = postgresAdapter.connect(config());
+    await pool.execute('drop table if exists adapter_pg_ro', [], OPTS);
+    await pool.execute('create table adapter_pg_ro (v text)', [], OPTS);
+    await pool.execute(
+      `create or replace function adapter_pg_ro_write() returns int language sql as
+         $$ insert into adapter_pg_ro values ('w') returning 1 $$`,
+      [],
+      OPTS,
+    );
+  });
+  afterAll(async () => {
+    await pool.execute('drop function if exists adapter_pg_ro_write()', [], OPTS);
+    await pool.execute('drop table if exists adapter_pg_ro', [], OPTS);
+    await pool.close();
+  });
+
+  it('reads in a read-only transaction, with the command tag of the statement itself', async () => {
+    const r = await pool.execute(
+      "select $1::text as v, current_setting('transaction_read_only') as ro",
+      ['x'],
+      RO,
+    );
+    expect(r).toMatchObject({ columns: ['v', 'ro'], rows: [['x', 'on']], command: 'SELECT', num_rows: 1 });
+    expect(r.messages).toEqual([]);
+  });
+
+  it('caps rows inside the transaction', async () => {
+    const r = await pool.execute('select generate_series(1, 10) as n', [], { ...RO, maxRows: 3 });
+    expect(r).toMatchObject({ rows: [[1], [2], [3]], truncated: true });
+  });
+
+  it('refuses writes, direct or through a function, with 25006, and nothing changes', async () => {
+    for (const write of [
+      "insert into adapter_pg_ro values ('w')",
+      'select adapter_pg_ro_write()',
+      'create table adapter_pg_ro2 (v int)',
+      'drop table adapter_pg_ro',
+    ]) {
+      const err = await rejection(pool.execute(write, [], RO));
+      expect(err.code, write).toBe('25006');
+    }
+    const count = await pool.execute('select count(*)::int from adapter_pg_ro', [], OPTS);
+    expect(count.rows).toEqual([[0]]);
+  });
+
+  it('leaves no transaction behind: ordinary statements after a failed read-only one commit', async () => {
+    await rejection(pool.execute("insert into adapter_pg_ro values ('w')", [], RO));
+    for (let i = 0; i < 6; i++) await pool.execute("insert into adapter_pg_ro values ('ok')", [], OPTS);
+    for (let i = 0; i < 6; i++) await pool.execute('select 1', [], RO);
+    const r = await pool.execute(
+      "select count(*)::int, current_setting('transaction_read_only') from adapter_pg_ro",
+      [],
+      OPTS,
+    );
+    expect(r.rows).toEqual([[6, 'off']]);
+  });
+});
+
 describe('postgres connections that fail', () => {
   it('a pool closed while its connection is being opened fails the statement at once', async () => {
     // A server that accepts and never answers: the statement waits in the connect.

@@ -70,7 +70,13 @@ describe('the CLI beside dev mode (issue 12)', () => {
       expect(me.status).toBe(200);
       expect(await me.json()).toMatchObject({ email: 'cli.admin@example.test', role: 'admin' });
 
-      const key = await cli(dataDir, ['create-api-key', '--name', 'from cli']);
+      const key = await cli(dataDir, [
+        'create-api-key',
+        '--name',
+        'from cli',
+        '--owner',
+        'cli.admin@example.test',
+      ]);
       expect(key.code).toBe(0);
       const apiKey = /(cskey_\S+)/.exec(key.out)![1]!;
       expect((await fetch(`${dev.apiUrl}/api/v1/me`, { headers: { 'x-api-key': apiKey } })).status).toBe(200);

@@ -223,7 +223,7 @@ describe('query requests: the review gate', () => {
     await w.as('key', 'POST', `/api/v1/desk/databases/${db.id}/grants`, { user_id: author.id });
   });
 
-  it('lets an API key act for a user with x-act-as-user, and audits both', async () => {
+  it('lets a marked API key act for a user with x-act-as-user, audits both, and never review as them', async () => {
     const res = await w.as(
       'key',
       'POST',
@@ -234,10 +234,9 @@ describe('query requests: the review gate', () => {
     expect(res.status).toBe(202);
     const id = (await json<SubmitJson>(res)).request!.id;
     const approve = await w.as('key', 'POST', `${base}/${id}/approve`, {}, { 'x-act-as-user': reviewer.id });
-    expect(await json(approve)).toMatchObject({
-      status: 'approved',
-      reviews: [{ user_id: reviewer.id, via_api_key_id: expect.stringMatching(/^key_/) }],
-    });
+    expect(approve.status).toBe(403);
+    const pending = await json<RequestJson>(await w.as(reviewer, 'GET', `${base}/${id}`));
+    expect(pending).toMatchObject({ status: 'pending', reviews: [] });
     const [entry] = await auditOf(id);
     expect(entry?.actor).toMatchObject({
       kind: 'user',
@@ -252,7 +251,9 @@ describe('query requests: the review gate', () => {
       { 'x-act-as-user': 'nobody@x.test' },
     );
     expect(nobody.status).toBe(422);
-    // Without a person, a request cannot be authored.
-    expect((await w.as('key', 'POST', base, { database_id: db.id, statement: 'select 2' })).status).toBe(403);
+    // Without the header, the key is its owner (the super admin) and authors as them.
+    const own = await w.as('key', 'POST', base, { database_id: db.id, statement: 'select 2' });
+    expect(own.status).toBe(202);
+    expect((await json<SubmitJson>(own)).request).toMatchObject({ author: { user_id: w.root.id } });
   });
 });

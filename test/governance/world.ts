@@ -23,7 +23,7 @@ export interface World {
   person(role: Role, name: string): Promise<Person>;
   /** The bootstrap super admin, with a personal token. */
   root: Person;
-  /** Calls the API as a person (Bearer) or as the organization key (with optional x-act-as-user). */
+  /** Calls the API as a person (Bearer) or as the super admin's key (with optional x-act-as-user). */
   as(
     who: Person | 'key',
     method: string,
@@ -79,6 +79,16 @@ export async function startWorld(options: TestServiceOptions = {}): Promise<Worl
     role: 'super_admin',
     token: rootToken.secret,
   };
+
+  // The bootstrap key is the super admin's; the tests that act for people through it
+  // (x-act-as-user) need it marked, which only a super admin in person may do.
+  const keyId = `key_${svc.apiKey.split('_')[1]}`;
+  const marked = await svc.fetch(`/api/v1/api-keys/${keyId}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${root.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ act_as_allowed: true }),
+  });
+  if (marked.status !== 204) throw new Error(`marking the key failed: ${marked.status}`);
 
   const as: World['as'] = (who, method, path, body, headers = {}) =>
     svc.fetch(path, {

@@ -3,6 +3,7 @@
 
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
+import { FAILURE_CONVERTER_PATH } from '../../core/payload-codec.ts';
 import { WORKFLOWS_PATH } from '../../worker/worker.ts';
 import { startServers } from './start.ts';
 
@@ -14,7 +15,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const [{ servers, stop }, bundle] = await Promise.all([
     startServers(),
     // One workflow bundle per run, shared by every test worker (DESIGN.md Conventions).
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundler }),
+    bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      failureConverterPath: FAILURE_CONVERTER_PATH,
+      logger: quietBundler,
+    }),
   ]);
   project.provide('servers', servers);
   project.provide('workflowBundle', { code: bundle.code });

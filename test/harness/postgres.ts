@@ -106,6 +106,8 @@ export async function startPostgres(opts: {
       `ssl_key_file = '${files.key}'`,
       `ssl_ca_file = '${files.ca}'`,
       'max_connections = 300',
+      // Two-phase commit for exactly-once workflow steps (governance/once.ts); 0 turns it off.
+      'max_prepared_transactions = 20',
       // Throw-away data: durability only costs time here.
       'fsync = off',
       'synchronous_commit = off',

@@ -14,7 +14,7 @@ export interface TestStore {
  * Creates a uniquely named empty database. `pg` defaults to the harness server (vitest inject);
  * benchmarks pass the one startServers() returned.
  */
-export async function createTestStore(pg?: SqlServer): Promise<TestStore> {
+export async function createTestStore(pg?: SqlServer, options: { ctype?: string } = {}): Promise<TestStore> {
   const server = pg ?? (await import('./servers.ts')).servers().postgres;
   const name = `cs_store_${randomBytes(6).toString('hex')}`;
   const admin = () =>
@@ -30,7 +30,14 @@ export async function createTestStore(pg?: SqlServer): Promise<TestStore> {
 
   const sql = admin();
   try {
-    await sql`create database ${sql(name)}`;
+    // A character-type locale other than the cluster's C: what lower() folds follows it, as on
+    // a server installed with a UTF-8 locale.
+    if (options.ctype) {
+      if (!/^[\w.@-]+$/.test(options.ctype)) throw new Error(`bad locale name ${options.ctype}`);
+      await sql.unsafe(
+        `create database "${name}" template template0 encoding 'UTF8' lc_collate 'C' lc_ctype '${options.ctype}'`,
+      );
+    } else await sql`create database ${sql(name)}`;
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -5,6 +5,7 @@ import { bootstrapAndAnnounce, openMigratedStore, requestNotifier } from '../../
 import { loadConfig } from '../../config/env.ts';
 import type { Deps } from '../../core/deps.ts';
 import { createLogger } from '../../core/logger.ts';
+import { dataConverters, serviceCodec } from '../../core/payload-codec.ts';
 import { connectTemporal } from '../../core/temporal.ts';
 import { createUser } from '../../identity/manage.ts';
 import { accessBarrier, startAccessCache } from '../../store/access-cache.ts';
@@ -44,12 +45,14 @@ export interface TestServiceOptions {
   /** Connect to the harness Temporal server (default false). */
   temporal?: boolean;
   env?: Record<string, string>;
+  /** LC_CTYPE of the service's store database (default: the harness cluster's C). */
+  storeCtype?: string;
   /** Heartbeat interval of the agent hub (default 15 s; agent tests shorten it). */
   agentHeartbeatMs?: number;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const store = await createTestStore();
+  const store = await createTestStore(undefined, options.storeCtype ? { ctype: options.storeCtype } : {});
   const apiKey = mintSecret('cskey', newId('key')).secret;
   const admin = { email: 'root@example.test', password: 'correct horse battery staple' };
   const temporal = servers().temporal;
@@ -67,6 +70,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     TEMPORAL_TASK_QUEUE: `test-${newId('run').slice(-10).toLowerCase()}`,
     // Every test client registers from 127.0.0.1; test/security/limits.test.ts checks the real default.
     OAUTH_REGISTRATIONS_PER_ADDRESS: '100',
+    // The test peers (chat, tracker, HTTP receivers) listen on loopback, which the outbound
+    // network policy refuses by default; test/security/outbound.test.ts checks the default.
+    COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
     ...(options.env ?? {}),
   });
   const logs: string[] = [];
@@ -79,14 +85,17 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const sql = await openMigratedStore(store.url, { max: 5 });
   const logger = createLogger('info', sink);
   const agents = new AgentHub({ sql, logger }, options.agentHeartbeatMs);
+  const keyring = Keyring.fromBase64(config.encryptionKey!, config.encryptionOldKeys);
   // As in production (cli/boot.ts): access decisions cached, emptied by the store's notifications.
   const accessCache = await startAccessCache(sql, store.url, logger);
   const deps: Deps = {
     config,
     sql,
-    keyring: Keyring.fromBase64(config.encryptionKey!),
+    keyring,
     logger,
-    temporal: options.temporal ? await connectTemporal(temporal.address, config) : null,
+    temporal: options.temporal
+      ? await connectTemporal(temporal.address, config, dataConverters(serviceCodec({ sql, keyring })).client)
+      : null,
     pools: createAgentAwarePools(agents),
     agents,
     notify: requestNotifier(config, sql, logger),

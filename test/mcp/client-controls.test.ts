@@ -85,3 +85,39 @@ describe('per-client limits (issue 15)', () => {
     expect(row!.database_ids).toBeNull();
   });
 });
+
+describe('query_history of a client kept away from a database', () => {
+  it('shows nothing another client ran on a database this client may not use', async () => {
+    expect((await limit({ disabled: false, database_ids: null })).status).toBe(200);
+    // Another client of the same person, free to use both databases.
+    const other = await connect(svc, svc.admin);
+    const otherMcp = await mcpClient(svc, other.tokens.access_token);
+    try {
+      const marker = `history_marker_${Date.now()}`;
+      const ran = await callTool(otherMcp, 'run_query', {
+        database_id: dbs.hr!.id,
+        sql: `select count(*)::int as ${marker} from ${TABLE}`,
+      });
+      expect(ran.data).toMatchObject({ status: 'executed' });
+      const onSales = await callTool(otherMcp, 'run_query', {
+        database_id: dbs.sales!.id,
+        sql: `select 1 as sales_${marker}`,
+      });
+      expect(onSales.data).toMatchObject({ status: 'executed' });
+
+      // Unlimited, this client sees what the other ran on both databases.
+      const before = await callTool(mcp, 'query_history', { limit: 100 });
+      expect(before.text).toContain(`as ${marker}`);
+
+      expect((await limit({ disabled: false, database_ids: [dbs.sales!.id] })).status).toBe(200);
+      const after = await callTool(mcp, 'query_history', { limit: 100 });
+      const entries = after.data!.entries as Array<{ database_id: string | null; statement?: string }>;
+      expect(after.text).not.toContain(`as ${marker}`);
+      expect(entries.some((e) => e.database_id === dbs.hr!.id)).toBe(false);
+      expect(entries.some((e) => e.statement === `select 1 as sales_${marker}`)).toBe(true);
+    } finally {
+      await otherMcp.close();
+      await limit({ disabled: false, database_ids: null });
+    }
+  });
+});

@@ -168,6 +168,50 @@ describe('one audit entry per tool call (issue 17: no mutable "piped" flag)', ()
   });
 });
 
+describe('errors of another person’s request under the reader’s policy', () => {
+  it('get_query_request hides a failure that quotes a value the member’s policy hides', async () => {
+    const db = await registerDatabase(svc, { name: 'reviewed-protected', reviews_required: 1 });
+    const asAdmin = (method: string, path: string, body?: unknown) =>
+      svc.fetch(path, {
+        method,
+        headers: {
+          'x-api-key': svc.apiKey,
+          'x-act-as-user': svc.admin.email,
+          'content-type': 'application/json',
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const policy = await asAdmin('POST', `/api/v1/desk/databases/${db.id}/policies`, {
+      name: 'emails hidden from members',
+      rules: [
+        { table: TABLE, column: 'id', action: 'show' },
+        { table: TABLE, column: 'name', action: 'show' },
+        { table: TABLE, column: 'email', action: 'hide' },
+      ],
+      assignments: { roles: ['member'] },
+    });
+    expect(policy.status, await policy.clone().text()).toBe(201);
+    const submitted = await asAdmin('POST', '/api/v1/desk/query-requests', {
+      database_id: db.id,
+      statement: `select cast(email as int) from ${TABLE} where id = 1`,
+    });
+    const requestId = ((await submitted.json()) as { request: { id: string } }).request.id;
+    await reviewRequest(svc.deps, orgId, { kind: 'user', userId: memberId, role: 'member' }, requestId, {
+      verdict: 'approve',
+      body: 'ok',
+    });
+    const ran = await asAdmin('POST', `/api/v1/desk/query-requests/${requestId}/run`, {});
+    expect(ran.status).toBe(422);
+    // The admin ran it under no policy: they read the database's own message.
+    expect(await ran.text()).toContain('user1@example.test');
+
+    const seen = await callTool(mcp, 'get_query_request', { request_id: requestId });
+    expect(seen.data).toMatchObject({ status: 'failed', yours: false });
+    expect(String(seen.data!.error)).toMatch(/the error is hidden/);
+    expect(seen.text).not.toContain('user1@example.test');
+  });
+});
+
 describe('review gate', () => {
   it('a query needing review returns pending_review; once approved it runs by id, unchanged', async () => {
     const sql = `select count(*) as n from ${TABLE}`;

@@ -9,23 +9,41 @@ import { Browser, tokenRequest } from './flow.ts';
 let svc: TestService;
 let strict: TestService;
 let untrusting: TestService;
+let limited: TestService;
 let host: MetadataHost;
 let browser: Browser;
 
 beforeAll(async () => {
   host = await startMetadataHost();
-  [svc, strict, untrusting] = await Promise.all([
-    startTestService({ env: { OAUTH_CIMD_ALLOW_HOSTS: 'localhost', OAUTH_CIMD_CA_FILE: host.caFile } }),
+  [svc, strict, untrusting, limited] = await Promise.all([
+    startTestService({
+      // Only the metadata-document exemption: loopback stays refused for everything else.
+      env: {
+        OAUTH_CIMD_ALLOW_HOSTS: `localhost:${host.port}`,
+        OAUTH_CIMD_CA_FILE: host.caFile,
+        COUNTERSIGN_OUTBOUND_ALLOW: '',
+      },
+    }),
     // Production defaults: no host exempt from the address check.
-    startTestService({ env: { OAUTH_CIMD_CA_FILE: host.caFile } }),
+    startTestService({ env: { OAUTH_CIMD_CA_FILE: host.caFile, COUNTERSIGN_OUTBOUND_ALLOW: '' } }),
     // localhost reachable, but the test CA not trusted: TLS verification must refuse the host.
-    startTestService({ env: { OAUTH_CIMD_ALLOW_HOSTS: 'localhost' } }),
+    startTestService({
+      env: { OAUTH_CIMD_ALLOW_HOSTS: `localhost:${host.port}`, COUNTERSIGN_OUTBOUND_ALLOW: '' },
+    }),
+    // Two fetches per address per window.
+    startTestService({
+      env: {
+        OAUTH_CIMD_ALLOW_HOSTS: `localhost:${host.port}`,
+        OAUTH_CIMD_CA_FILE: host.caFile,
+        OAUTH_CIMD_FETCHES_PER_ADDRESS: '2',
+      },
+    }),
   ]);
   browser = new Browser(svc);
   await browser.signIn('/', svc.admin.email, svc.admin.password);
 });
 afterAll(async () => {
-  await Promise.all([svc?.stop(), strict?.stop(), untrusting?.stop()]);
+  await Promise.all([svc?.stop(), strict?.stop(), untrusting?.stop(), limited?.stop()]);
   await host?.stop();
 });
 
@@ -36,7 +54,12 @@ function doc(path: string, over: Record<string, unknown> = {}): unknown {
   return { client_id: `${host.origin}${path}`, client_name: 'Refused', redirect_uris: [REDIRECT], ...over };
 }
 
-function authorizeUrl(service: TestService, clientId: string, redirect = REDIRECT): string {
+function authorizeUrl(
+  service: TestService,
+  clientId: string,
+  redirect = REDIRECT,
+  over: Record<string, string> = {},
+): string {
   return `${service.url}/oauth/authorize?${new URLSearchParams({
     client_id: clientId,
     redirect_uri: redirect,
@@ -44,6 +67,7 @@ function authorizeUrl(service: TestService, clientId: string, redirect = REDIREC
     code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
     code_challenge_method: 'S256',
     state: 's',
+    ...over,
   })}`;
 }
 
@@ -162,5 +186,40 @@ describe('refused documents', () => {
     await expectRefused(bare, /lists no redirect_uris/);
     await expectRefused(`${host.origin}/bare.json#x`, /fragment/);
     await expectRefused(`${host.origin}/`, /no path/);
+  });
+});
+
+// An anonymous GET /oauth/authorize makes the server fetch a URL: only for a request that could
+// succeed, and only so often per address (draft-ietf-oauth-client-id-metadata-document-01 §6.5).
+describe('what an anonymous request can make the server fetch', () => {
+  it('nothing, when the request fails a check that needs no client', async () => {
+    const id = serve('/cheap.json', { body: doc('/cheap.json') });
+    const wrong: Record<string, string>[] = [
+      { response_type: 'token' },
+      { code_challenge_method: 'plain' },
+      { code_challenge: 'short' },
+      { redirect_uri: 'not a uri' },
+      { resource: 'https://elsewhere.example/mcp' },
+    ];
+    for (const over of wrong) {
+      const res = await fetch(authorizeUrl(svc, id, REDIRECT, over), { redirect: 'manual' });
+      expect(res.status, JSON.stringify(over)).toBe(400);
+      expect(await res.text()).toContain('The request is not valid');
+    }
+    expect(host.hits.get('/cheap.json')).toBeUndefined();
+    expect(await storedFor(svc, id)).toEqual(NOTHING);
+  });
+
+  it('a limited number of documents per address; a stored document costs nothing', async () => {
+    const ids = ['/l1.json', '/l2.json', '/l3.json'].map((p) => serve(p, { body: doc(p) }));
+    const authorize = (id: string) => fetch(authorizeUrl(limited, id), { redirect: 'manual' });
+    // A usable document: the next step is signing in.
+    for (const id of ids.slice(0, 2)) expect((await authorize(id)).status).toBe(302);
+    expect((await authorize(ids[0]!)).status).toBe(302);
+    const third = await authorize(ids[2]!);
+    expect(third.status).toBe(400);
+    expect(await third.text()).toMatch(/too many metadata documents/);
+    expect(host.hits.get('/l1.json')).toBe(1);
+    expect(host.hits.get('/l3.json')).toBeUndefined();
   });
 });

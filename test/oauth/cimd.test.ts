@@ -18,7 +18,7 @@ const TABLE = `oauth_cimd_${Date.now()}`;
 beforeAll(async () => {
   host = await startMetadataHost();
   svc = await startTestService({
-    env: { OAUTH_CIMD_ALLOW_HOSTS: 'localhost', OAUTH_CIMD_CA_FILE: host.caFile },
+    env: { OAUTH_CIMD_ALLOW_HOSTS: `localhost:${host.port}`, OAUTH_CIMD_CA_FILE: host.caFile },
   });
   d = await discover(svc);
   await createTable(TABLE, 3);

@@ -2,6 +2,7 @@
 // (here `groups`) mapped value by value, else the default role; an admin changes it later and a
 // later sign-in keeps that.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPersonalToken } from '../../identity/manage.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { type OidcPeer, startOidcProvider } from '../peers/oidc-provider.ts';
 import { Browser } from './flow.ts';
@@ -9,14 +10,24 @@ import { Browser } from './flow.ts';
 let svc: TestService;
 let idp: OidcPeer;
 let orgId: string;
+/** SSO settings are a super admin's, made as themselves with their password. */
+let superAdmin: Record<string, string>;
 
 beforeAll(async () => {
   svc = await startTestService();
   idp = await startOidcProvider(`${svc.url}/login/sso/callback`);
+  const [root] = await svc.deps.sql<{ id: string }[]>`select id from users where email = ${svc.admin.email}`;
+  const { secret } = await createPersonalToken(svc.deps.sql, {
+    userId: root!.id,
+    name: 't',
+    expiresAt: null,
+  });
+  superAdmin = { authorization: `Bearer ${secret}` };
   const res = await svc.fetch('/api/v1/sso', {
     method: 'PUT',
-    headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+    headers: { ...superAdmin, 'content-type': 'application/json' },
     body: JSON.stringify({
+      current_password: svc.admin.password,
       issuer: idp.issuer,
       client_id: idp.clientId,
       client_secret: idp.clientSecret,
@@ -93,8 +104,9 @@ describe('roles from the identity provider (issue 12)', () => {
   it('a bad mapping is a 422 naming the field', async () => {
     const res = await svc.fetch('/api/v1/sso', {
       method: 'PUT',
-      headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+      headers: { ...superAdmin, 'content-type': 'application/json' },
       body: JSON.stringify({
+        current_password: svc.admin.password,
         issuer: idp.issuer,
         client_id: 'x',
         client_secret: 'y',

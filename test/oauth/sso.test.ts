@@ -1,5 +1,6 @@
 import { exchangeAuthorization, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPersonalToken } from '../../identity/manage.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { callTool, mcpClient } from '../mcp/target.ts';
 import { type OidcPeer, startOidcProvider } from '../peers/oidc-provider.ts';
@@ -7,9 +8,18 @@ import { Browser, discover, formFields, REDIRECT, register } from './flow.ts';
 
 let svc: TestService;
 let idp: OidcPeer;
+/** SSO settings are a super admin's, made as themselves (a personal token) with their password. */
+let superAdmin: Record<string, string>;
 beforeAll(async () => {
   svc = await startTestService();
   idp = await startOidcProvider(`${svc.url}/login/sso/callback`);
+  const [root] = await svc.deps.sql<{ id: string }[]>`select id from users where email = ${svc.admin.email}`;
+  const { secret } = await createPersonalToken(svc.deps.sql, {
+    userId: root!.id,
+    name: 't',
+    expiresAt: null,
+  });
+  superAdmin = { authorization: `Bearer ${secret}` };
 });
 afterAll(async () => {
   await idp?.close();
@@ -19,8 +29,10 @@ afterAll(async () => {
 function admin(method: string, body?: unknown): Promise<Response> {
   return svc.fetch('/api/v1/sso', {
     method,
-    headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    headers: { ...superAdmin, 'content-type': 'application/json' },
+    ...(body === undefined
+      ? {}
+      : { body: JSON.stringify({ ...(body as object), current_password: svc.admin.password }) }),
   });
 }
 

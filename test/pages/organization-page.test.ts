@@ -46,7 +46,13 @@ describe('the Organization page (issue 12)', () => {
   });
 
   it('saves single sign-on, never shows the secret back, keeps it when left empty, and validates', async () => {
-    const bad = await post('/organization/sso', { issuer: 'not a url', client_id: 'x', client_secret: 's' });
+    const current_password = svc.admin.password;
+    const bad = await post('/organization/sso', {
+      issuer: 'not a url',
+      client_id: 'x',
+      client_secret: 's',
+      current_password,
+    });
     expect(bad.status).toBe(422);
     expect(await bad.text()).toContain('must be the issuer URL');
     const ok = await post('/organization/sso', {
@@ -55,6 +61,7 @@ describe('the Organization page (issue 12)', () => {
       client_secret: 'very secret value',
       provision_role: 'member',
       enabled: 'on',
+      current_password,
     });
     expect(ok.status).toBe(303);
     const [row] = await svc.deps.sql<
@@ -69,6 +76,7 @@ describe('the Organization page (issue 12)', () => {
       client_id: 'countersign',
       client_secret: '',
       provision_role: '',
+      current_password,
     });
     const [kept] = await svc.deps.sql<
       { client_secret_enc: string; provision_role: string | null }[]

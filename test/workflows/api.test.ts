@@ -2,7 +2,7 @@
 // The workflow endpoints (SPEC.md 4.1): defaults, validation (422 naming the field, nothing
 // written), archive semantics, typed run inputs, and the shared security cases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../identity/manage.ts';
+import { createApiKey, createUser } from '../../identity/manage.ts';
 import { newId } from '../../store/ids.ts';
 import { insertOrganization } from '../../store/users.ts';
 import { startTestService } from '../helpers/service.ts';
@@ -270,10 +270,17 @@ describe('security', () => {
   it("hides another organization's workflows and runs", async () => {
     const wf = await env.api<WorkflowView>('POST', '/api/v1/workflows', { name: 'Mine', steps: [chatStep] });
     const org = await insertOrganization(env.svc.deps.sql, { id: newId('org'), name: 'Other' });
+    const owner = await createUser(env.svc.deps.sql, {
+      orgId: org.id,
+      email: `other-${org.id}@example.test`,
+      role: 'super_admin',
+      password: null,
+    });
     const { secret } = await createApiKey(env.svc.deps.sql, {
       orgId: org.id,
       name: 'other',
       createdBy: null,
+      ownerUserId: owner.id,
     });
     const other = { 'x-api-key': secret };
     for (const [method, path] of [

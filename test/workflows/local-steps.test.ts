@@ -61,11 +61,12 @@ describe('local activities', () => {
     expect(scheduled.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)).toEqual([
       'callApiStep',
     ]);
-    // query, short api, chat and finishRun: each a local activity result recorded as a marker.
+    // The query's plan, the query (a read), short api, chat and finishRun: each a local activity
+    // result recorded as a marker.
     const localResults = events.filter(
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
-    expect(localResults).toHaveLength(4);
+    expect(localResults).toHaveLength(5);
   });
 
   it('replays a run recorded before local activities existed without a nondeterminism error', async () => {

@@ -36,7 +36,9 @@ export interface ProtectionWorld {
   stop(): Promise<void>;
 }
 
-export async function startProtectionWorld(): Promise<ProtectionWorld> {
+export async function startProtectionWorld(
+  opts: { env?: Record<string, string> } = {},
+): Promise<ProtectionWorld> {
   const suffix = newId('db').slice(-10).toLowerCase();
   const pgName = `wfprot_${suffix}`;
   const pg = servers().postgres;
@@ -71,7 +73,7 @@ export async function startProtectionWorld(): Promise<ProtectionWorld> {
     await maria.end();
   }
 
-  const env = await startWorkflowEnv();
+  const env = await startWorkflowEnv(opts);
   const register = async (body: Record<string, unknown>) => {
     const res = await env.api<{ id: string; credentials: Array<{ id: string }> }>(
       'POST',

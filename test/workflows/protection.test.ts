@@ -356,3 +356,91 @@ describe('a policy changed after the run', () => {
     expect(String(after.steps![0]!.output!.redacted)).toMatch(/has changed since the step ran/);
   });
 });
+
+describe('errors that quote values the reader may not see', () => {
+  /** Three ways a run fails with the hidden value in its error. */
+  const failing = (t: Pick<Target, 'credentialId'>) => ({
+    cast: {
+      name: 'Cast the ssn',
+      inputs: [{ key: 'who', description: 'Name', type: 'string' }],
+      steps: [
+        {
+          name: 'lookup',
+          action: {
+            __type__: 'query',
+            credential_id: t.credentialId,
+            query: 'select cast(ssn as int) as n from people where name = ${who}',
+          },
+        },
+      ],
+    },
+    condition: {
+      name: 'Compare the ssn',
+      inputs: [{ key: 'who', description: 'Name', type: 'string' }],
+      steps: [
+        {
+          name: 'lookup',
+          action: {
+            __type__: 'query',
+            credential_id: t.credentialId,
+            query: 'select ssn from people where name = ${who}',
+          },
+        },
+        { name: 'check', action: { __type__: 'condition', expression: 'step.lookup.output.rows[0][0] > 5' } },
+      ],
+    },
+    binding: {
+      name: 'Bind the ssn',
+      inputs: [{ key: 'who', description: 'Name', type: 'string' }],
+      steps: [
+        {
+          name: 'lookup',
+          action: {
+            __type__: 'query',
+            credential_id: t.credentialId,
+            query: 'select ssn from people where name = ${who}',
+          },
+        },
+        {
+          name: 'again',
+          action: {
+            __type__: 'query',
+            credential_id: t.credentialId,
+            query: 'select cast(${step.lookup.output.rows[0][0]} as int) as n',
+          },
+        },
+      ],
+    },
+  });
+
+  it.each(['cast', 'condition', 'binding'] as const)(
+    'an admin’s failed run (%s): the admin reads the error, a member under the policy does not (REST and page)',
+    async (kind) => {
+      const wf = await create(failing(w.pg)[kind]);
+      const runId = await runWorkflow(w.env, wf.id, { who: 'Ada' }, admin.bearer);
+      const own = await readAs(admin, wf.id, runId);
+      expect(own.status).toBe('failed');
+      // The detail stays for the person the run ran as.
+      expect(own.error).toContain(SECRET.ssn);
+
+      const other = await readAs(member, wf.id, runId);
+      expect(other.status).toBe('failed');
+      expect(leaks(other)).toBe(false);
+      expect(other.error).toMatch(/the error is hidden/);
+      const html = await page(member, `/runs/${wf.id}/${runId}`);
+      expect(html.status).toBe(200);
+      expect(leaks(html.html)).toBe(false);
+      const list = await page(member, '/runs');
+      expect(list.html).toContain(runId);
+      expect(leaks(list.html)).toBe(false);
+      const runs = await w.env.api<{ data: unknown[] }>(
+        'GET',
+        `/api/v1/workflows/${wf.id}/runs`,
+        undefined,
+        member.bearer,
+      );
+      expect(runs.status).toBe(200);
+      expect(leaks(runs.body)).toBe(false);
+    },
+  );
+});

@@ -143,11 +143,12 @@ describe('approvals (issue 16)', () => {
     const runId = await runWorkflow(env, created.body.id, { id: 2 });
     await env.waitRun(created.body.id, runId, (r) => r.status === 'waiting_for_approval');
     const path = `/runs/${created.body.id}/${runId}`;
-    // The super admin is not among the approvers (role member only): context, but no form.
+    // The super admin started it (with their key), so may not approve it: context, but no form.
     const adminView = await page(path);
-    expect(adminView).toContain('an organization API key');
+    // Started with the super admin's key: theirs, the key named beside them.
+    expect(adminView).toContain('root@example.test (with an API key)');
     expect(adminView).toContain(`update ${TABLE} set state = &#39;closed&#39; where id = 2`);
-    expect(adminView).toContain('you are not among the approvers of step ok');
+    expect(adminView).toContain('you started this run');
     expect(adminView).not.toContain('name="decision" value="approve"');
     // A member is: the form, and the run in their Reviews inbox.
     const [org] = await env.svc.deps.sql<{ id: string }[]>`select id from organizations`;

@@ -139,6 +139,19 @@ describe('a workflow with every step kind', () => {
     expect(notPermitted.body.detail).toMatch(/not among the approvers/);
     const key = await env.api('POST', path, { decision: 'approve' });
     expect(key.status).toBe(403);
+    // Even marked for acting by a super admin, a key never approves "as" a permitted approver.
+    const boss = await makeUser(env, 'super_admin', 'boss@example.test');
+    const keyId = `key_${env.svc.apiKey.split('_')[1]}`;
+    expect(
+      (await env.api('PATCH', `/api/v1/api-keys/${keyId}`, { act_as_allowed: true }, boss.bearer)).status,
+    ).toBe(204);
+    const acting = await env.api(
+      'POST',
+      path,
+      { decision: 'approve' },
+      { 'x-act-as-user': 'approver@example.test' },
+    );
+    expect(acting.status).toBe(403);
     const run = await env.waitRun(wf.id, runId, (r) => r.status === 'waiting_for_approval');
     expect(run.approvals).toEqual([]);
   });
@@ -255,16 +268,26 @@ describe('condition steps and failures', () => {
     expect(env.receiver.requests.filter((r) => r.path === '/broken')).toHaveLength(1);
   });
 
-  it('refuses link-local and metadata addresses without retrying', async () => {
-    const wf = await create({
-      name: 'metadata',
-      steps: [
-        { name: 'steal', action: { __type__: 'api', endpoint: 'http://169.254.169.254/latest/meta-data/' } },
-      ],
-    });
-    const run = await env.waitRun(wf.id, await runWorkflow(env, wf.id));
-    expect(run.status).toBe('failed');
-    expect(run.error).toMatch(/refused/);
+  it('refuses link-local and metadata addresses when the definition is saved', async () => {
+    // The run-time check (and the network namespace that keeps a regression on this machine) is
+    // in test/security/outbound.test.ts.
+    const res = await env.api<{ errors: Array<{ path: string; message: string }> }>(
+      'POST',
+      '/api/v1/workflows',
+      {
+        name: 'metadata',
+        steps: [
+          {
+            name: 'steal',
+            action: { __type__: 'api', endpoint: 'http://169.254.169.254/latest/meta-data/' },
+          },
+        ],
+      },
+    );
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([
+      { path: 'steps.0.action.endpoint', message: expect.stringMatching(/refused by the network policy/) },
+    ]);
   });
 
   it('a rejection ends the run rejected', async () => {

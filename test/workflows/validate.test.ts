@@ -4,7 +4,7 @@
 // shared security cases (no credentials, a member, a session without its CSRF token, another
 // organization's workflow).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../identity/manage.ts';
+import { createApiKey, createUser } from '../../identity/manage.ts';
 import { newId } from '../../store/ids.ts';
 import { insertOrganization } from '../../store/users.ts';
 import { signIn } from '../helpers/service.ts';
@@ -173,10 +173,17 @@ describe('validate: security', () => {
     const created = await env.api<WorkflowView>('POST', '/api/v1/workflows', { name: 'Ours' });
     expect(created.status).toBe(201);
     const org = await insertOrganization(env.svc.deps.sql, { id: newId('org'), name: 'Other' });
+    const owner = await createUser(env.svc.deps.sql, {
+      orgId: org.id,
+      email: `other-${org.id}@example.test`,
+      role: 'super_admin',
+      password: null,
+    });
     const { secret } = await createApiKey(env.svc.deps.sql, {
       orgId: org.id,
       name: 'other',
       createdBy: null,
+      ownerUserId: owner.id,
     });
     const res = await env.api<Problem>(
       'POST',

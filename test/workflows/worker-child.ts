@@ -8,7 +8,11 @@ import type { WorkflowEnv } from './setup.ts';
 const SCRIPT = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
 
 /** Resolves once the worker polls; the child is added to `children` for the test's cleanup. */
-export function startWorkerProcess(env: WorkflowEnv, children: ChildProcess[]): Promise<ChildProcess> {
+export function startWorkerProcess(
+  env: WorkflowEnv,
+  children: ChildProcess[],
+  extraEnv: Record<string, string> = {},
+): Promise<ChildProcess> {
   const c = env.svc.deps.config;
   const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
     env: {
@@ -21,6 +25,9 @@ export function startWorkerProcess(env: WorkflowEnv, children: ChildProcess[]): 
       CHAT_API_URL: c.chatApiUrl,
       CHAT_BOT_TOKEN: c.chatBotToken ?? '',
       BASE_URL: c.baseUrl,
+      // The peers listen on loopback (test/helpers/service.ts allows it the same way).
+      COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

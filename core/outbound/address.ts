@@ -1,8 +1,8 @@
-// Which IP addresses a client ID metadata document may be fetched from.
-// draft-ietf-oauth-client-id-metadata-document-01 §6.5 (SSRF): the authorization server fetches a
-// URL an anonymous party chose, so it must not reach its own network through it. Only global
-// unicast addresses pass; IPv6 forms that embed an IPv4 address (mapped, NAT64, 6to4) are judged
-// by the IPv4 address inside.
+// Which IP addresses the service may connect to on its own (API steps, chat, tracker, client ID
+// metadata documents). A URL chosen by someone else must not reach the service's own network
+// (draft-ietf-oauth-client-id-metadata-document-01 §6.5 SSRF; the same holds for an API step a
+// workflow author writes). Only global unicast addresses pass; IPv6 forms that embed an IPv4
+// address (mapped, NAT64, 6to4) are judged by the IPv4 address inside.
 import { isIPv4, isIPv6 } from 'node:net';
 
 /** [first octets, prefix length] of IPv4 ranges that are not the public internet (RFC 6890). */
@@ -32,6 +32,31 @@ export function isPublicAddress(address: string): boolean {
     return bytes !== null && publicV6(bytes);
   }
   return false;
+}
+
+/** The address as bytes (4 or 16), or null when it is not an IP literal. */
+export function addressBytes(address: string): number[] | null {
+  if (isIPv4(address)) return address.split('.').map(Number);
+  if (isIPv6(address)) return ipv6Bytes(address);
+  return null;
+}
+
+/**
+ * True when `address` lies in base/prefix. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is the
+ * IPv4 address it reaches, both as the address and as the base.
+ */
+export function inRange(address: string, base: string, prefix: number): boolean {
+  const a = unmapped(addressBytes(address));
+  const b = unmapped(addressBytes(base));
+  if (!a || !b || a.length !== b.length) return false;
+  const bits = b.length === 4 && prefix > 32 ? prefix - 96 : prefix;
+  return inPrefix(a, b, bits);
+}
+
+function unmapped(bytes: number[] | null): number[] | null {
+  if (bytes?.length !== 16) return bytes;
+  const mapped = bytes.slice(0, 10).every((x) => x === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
+  return mapped ? bytes.slice(12) : bytes;
 }
 
 function inPrefix(bytes: number[], base: number[], prefix: number): boolean {
