@@ -32,22 +32,27 @@ export async function beginScheduledRun(
 ): Promise<RunSnapshot | null> {
   const wf = await findWorkflowById(deps.sql, input.workflowId);
   if (!wf || wf.archived_at !== null) return null;
-  // A cron run has no one to ask for inputs: it runs with their defaults (a schedule needs one for
-  // every input, automation/validate.ts).
-  const inputs = parseInputs(wf.inputs, {}, { fromText: false });
-  await runs.insertRun(deps.sql, {
-    id: input.runId,
-    workflow_id: wf.id,
-    org_id: wf.org_id,
-    trigger: 'cron',
-    initiator_user_id: null,
-    initiator_api_key_id: null,
-    inputs,
-  });
-  return buildSnapshot(deps.config, wf, {
-    runId: input.runId,
-    trigger: 'cron',
-    initiatorUserId: null,
-    inputs,
-  });
+  // A cron run has no one to ask for inputs: it runs with their defaults, and without a value for
+  // the others (a step that needs one fails, naming it).
+  const defaulted = wf.inputs.filter((d) => d.default !== undefined && d.default !== null);
+  const inputs = parseInputs(defaulted, {}, { fromText: false });
+  const unsetInputs = wf.inputs.filter((d) => !defaulted.includes(d)).map((d) => d.key);
+  const snapshot = {
+    ...buildSnapshot(deps.config, wf, { runId: input.runId, trigger: 'cron', initiatorUserId: null, inputs }),
+    ...(unsetInputs.length > 0 ? { unsetInputs } : {}),
+  };
+  await runs.insertRun(
+    deps.sql,
+    {
+      id: input.runId,
+      workflow_id: wf.id,
+      org_id: wf.org_id,
+      trigger: 'cron',
+      initiator_user_id: null,
+      initiator_api_key_id: null,
+      inputs,
+    },
+    snapshot,
+  );
+  return snapshot;
 }

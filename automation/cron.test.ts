@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cronProblem, nextRuns } from './cron.ts';
+import { cronProblem, nextRuns, temporalCronExpressions } from './cron.ts';
 
 describe('cronProblem (SPEC.md 2.1: standard 5-field cron, UTC)', () => {
   it.each(['* * * * *', '0 3 * * *', '*/5 0-6 1,15 JAN-MAR mon-fri', '0 0 * * 7', '5-10/2 * * * SUN'])(
@@ -49,4 +49,13 @@ describe('nextRuns (the editor preview, UTC)', () => {
     expect(iso('0 12 29 2 *', 1)).toEqual(['2028-02-29T12:00:00.000Z']);
   });
   it('an expression that never fires gives none', () => expect(iso('0 0 30 2 *')).toEqual([]));
+});
+
+describe('temporalCronExpressions (standard cron for Temporal, which ANDs the day fields)', () => {
+  it('splits day of month OR day of week into two specs when both are restricted', () =>
+    expect(temporalCronExpressions(' 0  12 1 * 1 ')).toEqual(['0 12 1 * *', '0 12 * * 1']));
+  it.each(['0 12 * * 1', '0 12 1 * *', '0 0 */2 * MON', '0 0 1 * */2', '*/5 * * * *'])(
+    'keeps %s as one spec (a day field starting with * means AND, as in Vixie cron)',
+    (expr) => expect(temporalCronExpressions(expr)).toEqual([expr]),
+  );
 });

@@ -76,9 +76,30 @@ function allowed(expr: string): Array<{ set: Set<number>; star: boolean }> {
 }
 
 /**
+ * The cron strings of the Temporal schedule spec that fires when `expr` does under standard
+ * (Vixie) cron. Temporal ANDs day of month and day of week, where standard cron ORs them when
+ * both are restricted (neither starts with `*`): `0 12 1 * 1` means the 1st and every Monday, not
+ * the Mondays that fall on a 1st. That case becomes two specs, one per day field, whose union
+ * Temporal fires (a day that matches both fires once). Assumes a valid expression.
+ */
+export function temporalCronExpressions(expr: string): string[] {
+  const [minute, hour, dom, month, dow] = expr.trim().split(/\s+/) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  const normalized = [minute, hour, dom, month, dow].join(' ');
+  if (dom.startsWith('*') || dow.startsWith('*')) return [normalized];
+  return [`${minute} ${hour} ${dom} ${month} *`, `${minute} ${hour} * ${month} ${dow}`];
+}
+
+/**
  * The next `count` times (UTC) a valid 5-field cron expression fires after `from`, for the
  * editor's preview. Day of month and day of week are ORed when both are restricted, as in Vixie
- * cron and Temporal's schedule specs. An expression that never fires (30 February) gives fewer.
+ * cron (and the schedule, temporalCronExpressions). An expression that never fires (30
+ * February) gives fewer.
  */
 export function nextRuns(expr: string, from: Date, count: number): Date[] {
   const [minute, hour, dom, month, dow] = allowed(expr) as [

@@ -9,6 +9,7 @@ import { newId } from '../store/ids.ts';
 import { findUserById } from '../store/users.ts';
 import * as store from '../store/workflows.ts';
 import type { Action, Permission, StepDefinition } from '../workflows/types.ts';
+import { approverProblems } from './approvers.ts';
 import { syncSchedule } from './schedules.ts';
 import type { CreateWorkflowBody, PatchWorkflowBody, StepBody } from './schema.ts';
 import { headerContext } from './snapshot.ts';
@@ -139,6 +140,7 @@ async function prepare(
       });
     }
   }
+  await approverProblems(deps.sql, orgId, body.steps, errors);
   await checkEndpoints(deps, body.steps, errors);
   const runPermissions = body.run_permissions ?? [];
   await checkPeople(deps, orgId, runPermissions, errors);

@@ -1,11 +1,7 @@
 // Runs of a workflow: start (manual, API, tracker), read, list, cancel, approve. The Temporal
 // workflow id is the run id; the store keeps one row per run, finished by the run itself.
-import {
-  ApplicationFailure,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
+import { createHash } from 'node:crypto';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import type { TemporalHandle } from '../core/temporal.ts';
@@ -14,13 +10,14 @@ import { recordEvent } from '../governance/audit.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';
+import { findIdempotentRun, type IdempotentStart, insertRunWithKey } from '../store/run-idempotency.ts';
 import * as runStore from '../store/workflow-runs.ts';
 import type { WorkflowRow } from '../store/workflows.ts';
-import type { interpretWorkflow } from '../workflows/interpret.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
-import { runSearchAttributes } from '../workflows/search-attributes.ts';
 import type { RunSnapshot, RunState, RunTrigger } from '../workflows/types.ts';
+import { startExecution } from './execution.ts';
 import { redactRun } from './redact.ts';
+import { reconcileRun } from './run-sweep.ts';
 import { buildSnapshot } from './snapshot.ts';
 import { startFailureReason } from './start-failure.ts';
 
@@ -35,26 +32,73 @@ function temporalOf(deps: RunDeps): TemporalHandle {
   return deps.temporal;
 }
 
-/** Starts a run with JSON inputs (SPEC.md 4.1 run endpoint); returns the run id. */
+/** The caller's Idempotency-Key of a start (draft-ietf-httpapi-idempotency-key-header). */
+export interface StartKey {
+  key: string;
+}
+
+/**
+ * Starts a run with JSON inputs (SPEC.md 4.1 run endpoint); returns the run id. With an
+ * Idempotency-Key, a retry of the same request by the same caller names the run the first one
+ * started (and makes sure it was started); the same key with other inputs is refused.
+ */
 export async function startRun(
   deps: RunDeps,
   principal: Principal,
   workflowId: string,
   rawInputs: Record<string, unknown>,
+  idempotency: StartKey | null = null,
 ): Promise<string> {
   // run_permissions: a person who may not start it gets the 404 of a workflow that does not exist.
   const wf = await startableWorkflow(deps, principal, workflowId);
   const inputs = typedInputs(wf, rawInputs, false);
-  const runId = newId('run');
-  await launch(deps, wf, {
-    runId,
-    trigger: principal.via === 'api_key' ? 'api' : 'manual',
+  const run = {
+    runId: newId('run'),
+    trigger: (principal.via === 'api_key' ? 'api' : 'manual') as RunTrigger,
     // A key's run is its owner's (or, acting for someone, that person's), with the key beside them.
     initiatorUserId: principal.userId,
     initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : null,
     inputs,
-  });
-  return runId;
+  };
+  if (!idempotency) {
+    await launch(deps, wf, run);
+    return run.runId;
+  }
+  const key = {
+    // A key is its own caller (two keys of one owner are two clients), a person in person theirs.
+    caller: principal.via === 'api_key' ? `key:${principal.credentialId}` : `user:${principal.userId}`,
+    key: idempotency.key,
+    requestHash: requestHash(inputs),
+  };
+  const earlier = await findIdempotentRun(deps.sql, wf.id, key.caller, key.key);
+  if (earlier) return replayStart(deps, earlier, key.requestHash);
+  return launch(deps, wf, run, key);
+}
+
+/** The answer to a repeated key: the earlier run, started now if its start was cut short. */
+async function replayStart(
+  deps: RunDeps,
+  earlier: { run_id: string; request_hash: string },
+  requestHash: string,
+): Promise<string> {
+  // The draft's error handling: a key reused with another request payload is a 422.
+  if (earlier.request_hash !== requestHash)
+    throw validationFailed([
+      {
+        path: 'Idempotency-Key',
+        message: 'this key was used for a run with other inputs: use a new key for a new run',
+      },
+    ]);
+  await resumeStart(deps, earlier.run_id);
+  return earlier.run_id;
+}
+
+/** Inputs in a canonical order, hashed: what makes two requests with one key the same request. */
+function requestHash(inputs: Record<string, string | number | boolean>): string {
+  const sorted = Object.keys(inputs)
+    .sort()
+    .map((k) => [k, inputs[k]]);
+  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
 }
 
 /** Checks input values against the definition's types: a 422 naming the input. */
@@ -68,8 +112,10 @@ export function typedInputs(wf: WorkflowRow, raw: Record<string, unknown>, fromT
 }
 
 /**
- * Records the run and starts its Temporal workflow. Starting the same run id twice is a no-op
- * (REJECT_DUPLICATE), which makes a redelivered tracker webhook start nothing new.
+ * Records the run with its snapshot, then starts its Temporal execution under the run id. A
+ * process that stops in between leaves a row the run sweep starts (automation/run-sweep.ts), so
+ * a row never waits forever for an execution. Returns the run id: with an idempotency key taken
+ * by a concurrent request, that request's run.
  */
 export async function launch(
   deps: RunDeps,
@@ -82,10 +128,12 @@ export async function launch(
     inputs: Record<string, string | number | boolean>;
     resume?: RunSnapshot['resume'];
   },
-): Promise<void> {
+  idempotency?: IdempotentStart,
+): Promise<string> {
   if (wf.archived_at) throw conflict('the workflow is archived and can no longer run');
   const temporal = temporalOf(deps);
-  await runStore.insertRun(deps.sql, {
+  const snapshot = { ...buildSnapshot(deps.config, wf, run), ...(run.resume ? { resume: run.resume } : {}) };
+  const row = {
     id: run.runId,
     workflow_id: wf.id,
     org_id: wf.org_id,
@@ -93,24 +141,28 @@ export async function launch(
     initiator_user_id: run.initiatorUserId,
     initiator_api_key_id: run.initiatorApiKeyId,
     inputs: run.inputs,
-  });
-  const snapshot = { ...buildSnapshot(deps.config, wf, run), ...(run.resume ? { resume: run.resume } : {}) };
+  };
+  if (idempotency) {
+    const taken = await insertRunWithKey(deps.sql, row, snapshot, idempotency);
+    if (!taken.created) return replayStart(deps, taken, idempotency.requestHash);
+  } else {
+    await runStore.insertRun(deps.sql, row, snapshot);
+  }
   try {
-    await temporal.client.workflow.start<typeof interpretWorkflow>('interpretWorkflow', {
-      workflowId: run.runId,
-      taskQueue: temporal.taskQueue,
-      args: [snapshot],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: runSearchAttributes(wf.id, wf.org_id),
-      staticSummary: `${wf.name} (${run.trigger})`,
-    });
+    await startExecution(temporal, snapshot);
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
     const reason = startFailureReason(err);
     await runStore.failRunStart(deps.sql, run.runId, `the run could not be started: ${reason}`);
     deps.logger.error({ reason, runId: run.runId }, 'run start failed');
     throw new AppError(503, 'unavailable', 'Service unavailable', `the run could not be started: ${reason}`);
   }
+  return run.runId;
+}
+
+/** Starts a recorded run whose start may have been cut short (a replayed idempotent request). */
+async function resumeStart(deps: RunDeps, runId: string): Promise<void> {
+  const pending = await runStore.pendingSnapshot(deps.sql, runId);
+  if (pending) await startExecution(temporalOf(deps), pending);
 }
 
 /**
@@ -129,11 +181,30 @@ export async function getRun(
   runId: string,
 ): Promise<RunView> {
   await readableWorkflow(deps, principal, workflowId);
-  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  let row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
+  if (row.finished_at === null && deps.temporal && (await reconcileOnRead(deps, deps.temporal, row)))
+    row = (await runStore.findRun(deps.sql, principal.orgId, workflowId, runId)) ?? row;
   const state = row.state !== null || !deps.temporal ? row.state : await liveState(deps.temporal, runId);
   const seen = await redactRun(deps, principal, state, row.error, origin(row));
   return { row: { ...row, error: seen.error }, state: seen.state };
+}
+
+/**
+ * Reconciles an unfinished run with Temporal before showing it (an execution ended from outside
+ * shows as such at once); true when the row changed. A Temporal that does not answer leaves the
+ * stored status, which the sweep settles later.
+ */
+async function reconcileOnRead(
+  deps: RunDeps,
+  temporal: TemporalHandle,
+  row: runStore.WorkflowRunRow,
+): Promise<boolean> {
+  try {
+    return (await reconcileRun({ ...deps, temporal }, row)) !== 'running';
+  } catch {
+    return false;
+  }
 }
 
 /** What redactRun needs to know of a run to judge who may read its errors. */
@@ -218,11 +289,24 @@ export async function retryRun(
   if (!row) throw notFound('no such run');
   const starter = row.initiator_user_id === principal.userId;
   if (!starter) throw forbidden('only who started the run may retry it; start a new run instead');
-  if (row.status !== 'failed' || !row.state)
-    throw conflict(`only a failed run can be retried (this one ${row.status})`);
-  const fromIndex = row.state.steps.findIndex((s) => s.status === 'failed');
-  if (fromIndex < 0)
-    throw conflict('no step failed (a condition or a rejection ended the run): start a new run');
+  const fromIndex = row.state?.steps.findIndex((s) => s.status === 'failed') ?? -1;
+  const failedStep = row.state?.steps[fromIndex];
+  // A rejection is a person's decision (or an expiry recorded as one): running the approval
+  // again would only replay it. Runs recorded before `rejected` existed ended `failed`.
+  if (
+    row.status === 'rejected' ||
+    (failedStep && row.state?.approvals.some((a) => a.step === failedStep.name && a.decision === 'reject'))
+  )
+    throw conflict(
+      `the run was rejected at step ${failedStep?.name ?? '?'}: a rejection is final, start a new run to ask again`,
+    );
+  if ((row.status !== 'failed' && row.status !== 'expired') || !row.state)
+    throw conflict(
+      row.state || row.status !== 'failed'
+        ? `only a failed or expired run can be retried (this one ${row.status})`
+        : 'the run never started a step: start a new run',
+    );
+  if (fromIndex < 0) throw conflict('no step failed (a condition ended the run): start a new run');
   const same = row.state.steps
     .slice(0, fromIndex + 1)
     .every((s, i) => wf.steps[i]?.id === s.id && wf.steps[i]?.name === s.name);
@@ -278,8 +362,11 @@ export async function cancelRun(
   try {
     await temporalOf(deps).client.workflow.getHandle(runId).cancel();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw conflict('the run has already ended');
-    throw err;
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // A row whose execution was never started: canceling it settles it.
+    if (await runStore.settleRun(deps.sql, runId, 'canceled', 'the run was canceled before it started'))
+      return;
+    throw conflict('the run has already ended');
   }
 }
 

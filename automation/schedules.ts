@@ -5,6 +5,7 @@ import { AppError } from '../core/errors.ts';
 import type { TemporalHandle } from '../core/temporal.ts';
 import type { WorkflowRow } from '../store/workflows.ts';
 import { runSearchAttributes } from '../workflows/search-attributes.ts';
+import { temporalCronExpressions } from './cron.ts';
 
 /** The schedule id of a workflow (one per workflow). */
 export function scheduleId(workflowId: string): string {
@@ -32,8 +33,11 @@ export async function syncSchedule(temporal: TemporalHandle | null, wf: Workflow
     }
     return;
   }
-  // SPEC.md 2.1: cron expressions are evaluated in UTC.
-  const spec: ScheduleSpec = { cronExpressions: [wf.cron_schedule as string], timezone: 'UTC' };
+  // SPEC.md 2.1: standard cron, evaluated in UTC (the day-field OR is spelled out for Temporal).
+  const spec: ScheduleSpec = {
+    cronExpressions: temporalCronExpressions(wf.cron_schedule as string),
+    timezone: 'UTC',
+  };
   try {
     await temporal.client.schedule.create({
       scheduleId: id,

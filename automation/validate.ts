@@ -29,17 +29,6 @@ export function definitionProblems(def: {
   if (def.cron_schedule !== null) {
     const problem = cronProblem(def.cron_schedule);
     if (problem) errors.push({ path: 'cron_schedule', message: problem });
-    else {
-      // A scheduled run has nobody to supply inputs: each needs a default (issue 16).
-      const missing = def.inputs
-        .filter((x) => x.default === undefined || x.default === null)
-        .map((x) => x.key);
-      if (missing.length > 0)
-        errors.push({
-          path: 'cron_schedule',
-          message: `a schedule needs a default for every input; these have none: ${missing.join(', ')}`,
-        });
-    }
   }
   const inputKeys = new Set<string>();
   def.inputs.forEach((input, i) => {
@@ -100,6 +89,25 @@ export function definitionProblems(def: {
     if (!earlier.has(step.name)) earlier.set(step.name, a.__type__);
   });
   return errors;
+}
+
+/**
+ * What the editor points out without refusing it: a schedule on a workflow with inputs that have
+ * no default (a scheduled run gets no value for them; a step that uses one fails when it runs).
+ */
+export function definitionWarnings(def: {
+  cron_schedule: string | null;
+  inputs: readonly InputDefinition[];
+}): FieldError[] {
+  if (def.cron_schedule === null || def.cron_schedule.trim() === '') return [];
+  const missing = def.inputs.filter((x) => x.default === undefined || x.default === null).map((x) => x.key);
+  if (missing.length === 0) return [];
+  return [
+    {
+      path: 'cron_schedule',
+      message: `scheduled runs get no value for ${missing.join(', ')} (no default): a step that uses one will fail`,
+    },
+  ];
 }
 
 /** The fields of each action that are templates (or, for conditions, an expression). */

@@ -85,6 +85,8 @@ export async function startDev(
     stops.push(api.close);
     const stopMaintenance = startMaintenance(deps);
     stops.push(async () => stopMaintenance());
+    const stopRunSweep = (await import('../automation/run-sweep.ts')).startRunSweep(deps);
+    stops.push(async () => stopRunSweep());
     const base = config.baseUrl.includes(`:${config.port}`)
       ? config.baseUrl.replace(`:${config.port}`, `:${api.port}`)
       : config.baseUrl;

@@ -32,11 +32,13 @@ type Command = (config: Config, args: string[]) => Promise<void>;
 const commands: Record<string, Command> = {
   async serve(config, args) {
     const { values } = parseArgs({ args, options: { 'with-worker': { type: 'boolean', default: false } } });
-    const [{ bootstrapAndAnnounce, buildDeps }, { startApi }, { startMaintenance }] = await Promise.all([
-      import('./boot.ts'),
-      import('../api/server.ts'),
-      import('../governance/maintenance.ts'),
-    ]);
+    const [{ bootstrapAndAnnounce, buildDeps }, { startApi }, { startMaintenance }, { startRunSweep }] =
+      await Promise.all([
+        import('./boot.ts'),
+        import('../api/server.ts'),
+        import('../governance/maintenance.ts'),
+        import('../automation/run-sweep.ts'),
+      ]);
     const deps = await buildDeps(config, {
       storeUrl: requireStore(config),
       temporalAddress: requireTemporal(config),
@@ -51,8 +53,11 @@ const commands: Record<string, Command> = {
       : null;
     const api = await startApi(deps);
     const stopMaintenance = startMaintenance(deps);
+    // Runs left unstarted by a stopped replica, or ended outside Countersign, are settled here.
+    const stopRunSweep = startRunSweep(deps);
     deps.logger.info({ url: api.url, baseUrl: config.baseUrl, worker: worker !== null }, 'api listening');
     await untilSignal();
+    stopRunSweep();
     stopMaintenance();
     await api.close();
     await worker?.shutdown();

@@ -1,4 +1,4 @@
-import type { RunState, RunStatus, RunTrigger } from '../workflows/types.ts';
+import type { RunSnapshot, RunState, RunStatus, RunTrigger } from '../workflows/types.ts';
 import type { Tx } from './db.ts';
 
 /** One run of a workflow; the Temporal workflow id is `id`. */
@@ -17,17 +17,26 @@ export interface WorkflowRunRow {
   finished_at: Date | null;
 }
 
+/** The row's columns as WorkflowRunRow has them (the snapshot is the sweep's, never read out). */
+const ROW_COLUMNS =
+  'id, workflow_id, org_id, trigger, initiator_user_id, initiator_api_key_id, inputs, status, state, error, started_at, finished_at';
+
 export type NewRun = Pick<
   WorkflowRunRow,
   'id' | 'workflow_id' | 'org_id' | 'trigger' | 'initiator_user_id' | 'initiator_api_key_id' | 'inputs'
 >;
 
-/** Records a run as started; a second insert of the same id (a retried activity) changes nothing. */
-export async function insertRun(sql: Tx, run: NewRun): Promise<void> {
+/**
+ * Records a run as started, with the snapshot its execution starts with (the sweep starts it from
+ * there when the process that wrote the row stopped first); a second insert of the same id (a
+ * retried activity) changes nothing.
+ */
+export async function insertRun(sql: Tx, run: NewRun, snapshot: RunSnapshot): Promise<void> {
   await sql`
-    insert into workflow_runs (id, workflow_id, org_id, trigger, initiator_user_id, initiator_api_key_id, inputs, status)
+    insert into workflow_runs (id, workflow_id, org_id, trigger, initiator_user_id, initiator_api_key_id, inputs, status, snapshot)
     values (${run.id}, ${run.workflow_id}, ${run.org_id}, ${run.trigger}, ${run.initiator_user_id},
-            ${run.initiator_api_key_id}, ${sql.json(run.inputs)}, 'running')
+            ${run.initiator_api_key_id}, ${sql.json(run.inputs)}, 'running',
+            ${sql.json(snapshot as unknown as Parameters<Tx['json']>[0])})
     on conflict (id) do nothing`;
 }
 
@@ -48,13 +57,70 @@ export async function finishRun(sql: Tx, id: string, state: RunState): Promise<v
     update workflow_runs
     set status = ${state.status}, error = ${state.error},
         state = ${sql.json(state as unknown as Parameters<Tx['json']>[0])},
-        finished_at = coalesce(finished_at, now())
+        finished_at = coalesce(finished_at, now()), snapshot = null, checked_at = null
     where id = ${id}`;
 }
 
 /** Marks a run that could not be started (Temporal refused or was unreachable). */
 export async function failRunStart(sql: Tx, id: string, error: string): Promise<void> {
-  await sql`update workflow_runs set status = 'failed', error = ${error}, finished_at = now() where id = ${id}`;
+  await settleRun(sql, id, 'failed', error);
+}
+
+/**
+ * Ends a run the run itself could not record (never started, or ended in Temporal from outside);
+ * false when it had already ended, so a run's own record is never overwritten.
+ */
+export async function settleRun(
+  sql: Tx,
+  id: string,
+  status: Exclude<RunStatus, 'running' | 'waiting_for_approval'>,
+  error: string | null,
+  state: RunState | null = null,
+): Promise<boolean> {
+  const rows = await sql`
+    update workflow_runs
+    set status = ${status}, error = ${error}, finished_at = now(), snapshot = null, checked_at = null,
+        state = ${state ? sql.json(state as unknown as Parameters<Tx['json']>[0]) : null}
+    where id = ${id} and finished_at is null
+    returning id`;
+  return rows.length > 0;
+}
+
+/** The snapshot of a run that has not ended: what its execution is (or was) started with. */
+export async function pendingSnapshot(sql: Tx, id: string): Promise<RunSnapshot | null> {
+  const [row] = await sql<{ snapshot: RunSnapshot | null }[]>`
+    select snapshot from workflow_runs where id = ${id} and finished_at is null`;
+  return row?.snapshot ?? null;
+}
+
+/** What the sweep needs of a run that has not ended. */
+export interface UnsettledRun {
+  id: string;
+  started_at: Date;
+}
+
+/**
+ * Claims up to `limit` runs that have not ended, older than `minAgeSeconds` (a start in progress
+ * is left alone) and not checked in the last `recheckSeconds`, least recently checked first.
+ * The claim is the `checked_at` stamp, so replicas sweeping together never check one row twice.
+ */
+export async function claimUnsettledRuns(
+  sql: Tx,
+  opts: { minAgeSeconds: number; recheckSeconds: number; limit: number },
+): Promise<UnsettledRun[]> {
+  return sql<UnsettledRun[]>`
+    update workflow_runs r set checked_at = now()
+    from (
+      select id from workflow_runs
+      where finished_at is null
+        and started_at < now() - make_interval(secs => ${opts.minAgeSeconds})
+        and (checked_at is null or checked_at < now() - make_interval(secs => ${opts.recheckSeconds}))
+      order by checked_at nulls first
+      limit ${opts.limit}
+      for update skip locked
+    ) c
+    where r.id = c.id
+    returning r.id, r.started_at`;
 }
 
 export async function findRun(
@@ -64,7 +130,7 @@ export async function findRun(
   id: string,
 ): Promise<WorkflowRunRow | null> {
   const [row] = await sql<WorkflowRunRow[]>`
-    select * from workflow_runs where id = ${id} and workflow_id = ${workflowId} and org_id = ${orgId}`;
+    select ${sql.unsafe(ROW_COLUMNS)} from workflow_runs where id = ${id} and workflow_id = ${workflowId} and org_id = ${orgId}`;
   return row ?? null;
 }
 
@@ -76,7 +142,7 @@ export async function listRuns(
   opts: { before?: string | undefined; limit: number },
 ): Promise<WorkflowRunRow[]> {
   return sql<WorkflowRunRow[]>`
-    select * from workflow_runs
+    select ${sql.unsafe(ROW_COLUMNS)} from workflow_runs
     where workflow_id = ${workflowId} and org_id = ${orgId}
       ${opts.before ? sql`and id < ${opts.before}` : sql``}
     order by id desc
@@ -117,7 +183,7 @@ export interface RunFilter {
 export async function listOrgRuns(sql: Tx, orgId: string, f: RunFilter): Promise<WorkflowRunRow[]> {
   if (f.workflowIds.length === 0) return [];
   return sql<WorkflowRunRow[]>`
-    select * from workflow_runs
+    select ${sql.unsafe(ROW_COLUMNS)} from workflow_runs
     where org_id = ${orgId} and workflow_id in ${sql(f.workflowIds)}
       ${f.status ? sql`and status = ${f.status}` : sql``}
       ${f.trigger ? sql`and trigger = ${f.trigger}` : sql``}

@@ -6,7 +6,7 @@ import {
   parseTemplate,
   renderText,
 } from '../expr/index.ts';
-import type { RunSnapshot, RunState } from './types.ts';
+import type { RunSnapshot, RunState, StepDefinition } from './types.ts';
 
 /** Inputs and step outputs as expressions see them (SPEC.md 2.1 "Expression language"). */
 export function fullContext(snapshot: RunSnapshot, state: RunState): EvalContext {
@@ -54,4 +54,24 @@ export function messageOf(err: unknown): string {
   // ActivityFailure → ApplicationFailure / TimeoutFailure: the innermost message is the useful one.
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * The inputs without a value (a cron run's inputs that have no default) that `step` refers to,
+ * in its condition or its action's templates: such a step cannot run, and says so.
+ */
+export function unsetInputsOf(step: StepDefinition, unset: readonly string[]): string[] {
+  if (unset.length === 0) return [];
+  const a = step.action;
+  const sources: Array<[string, 'expression' | 'template']> = [];
+  if (step.condition !== null) sources.push([step.condition, 'expression']);
+  if (a.__type__ === 'query') sources.push([a.query, 'template']);
+  if (a.__type__ === 'api') {
+    sources.push([a.endpoint, 'template']);
+    if (a.body !== null) sources.push([a.body, 'template']);
+  }
+  if (a.__type__ === 'chat' || a.__type__ === 'chat_reply') sources.push([a.message, 'template']);
+  if (a.__type__ === 'condition') sources.push([a.expression, 'expression']);
+  const used = new Set(sources.flatMap(([source, kind]) => collectReferences(source, kind).inputs));
+  return unset.filter((name) => used.has(name));
 }

@@ -10,9 +10,9 @@ import {
 import { evaluateCondition } from '../expr/index.ts';
 import { EXACTLY_ONCE_PATCH, LOCAL_STEPS_PATCH } from './activity-options.ts';
 import { refuseApproval } from './approval.ts';
-import { fullContext, messageOf } from './context.ts';
+import { fullContext, messageOf, unsetInputsOf } from './context.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from './messages.ts';
-import { activitiesFor, runStep, type StepRuntime, StopRun } from './steps.ts';
+import { ApprovalEnded, activitiesFor, runStep, type StepRuntime, StopRun } from './steps.ts';
 import type { RunSnapshot, RunState, StepDefinition } from './types.ts';
 
 /** Runs the steps of `snapshot` in order; resolves with the final state, or fails/cancels as the run did. */
@@ -92,6 +92,11 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
     for (current = resume?.fromIndex ?? 0; current < snapshot.steps.length; current++) {
       const step = snapshot.steps[current]!;
       const st = state.steps[current]!;
+      const unset = unsetInputsOf(step, snapshot.unsetInputs ?? []);
+      if (unset.length > 0)
+        throw new Error(
+          `needs input ${unset.join(', ')}, which this run has no value for: a scheduled run gets none for an input without a default`,
+        );
       // SPEC.md 2.1: a step whose condition is false is skipped.
       if (step.condition !== null && !evaluateCondition(step.condition, fullContext(snapshot, state))) {
         st.status = 'skipped';
@@ -119,6 +124,13 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
       for (const rest of state.steps.slice(current + 1)) rest.status = 'skipped';
       state.status = err.status;
       state.error = err.error;
+    } else if (err instanceof ApprovalEnded) {
+      if (st) {
+        st.status = 'failed';
+        st.error = err.error;
+      }
+      state.status = err.status;
+      state.error = st ? `step ${st.name}: ${err.error}` : err.error;
     } else if (isCancellation(err)) {
       if (st) st.status = 'canceled';
       state.status = 'canceled';
@@ -135,10 +147,11 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
   // Recorded even when the run was canceled: the store must learn how every run ended.
   await CancellationScope.nonCancellable(() => activitiesFor(runtime).finishRun(snapshot.runId, state));
   if (state.status === 'canceled') throw failure;
-  if (state.status === 'failed') {
+  if (state.status === 'failed' || state.status === 'rejected' || state.status === 'expired') {
     // Fail the Temporal execution too, so the Temporal UI and visibility agree with the store.
     throw ApplicationFailure.create({
-      type: 'RunFailed',
+      type:
+        state.status === 'failed' ? 'RunFailed' : state.status === 'rejected' ? 'RunRejected' : 'RunExpired',
       message: state.error ?? 'failed',
       nonRetryable: true,
     });

@@ -1,13 +1,20 @@
 // One function per step kind. Conditions and approvals run in the workflow; query, api, chat and
 // chat_reply are activities with their own timeouts and retry policies, local ones where the step
 // is short (activity-options.ts).
-import { condition, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  TimeoutFailure,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { evaluateCondition, renderJson, renderText } from '../expr/index.ts';
 import {
   apiOptions,
   BOOKKEEPING_OPTIONS,
   chatOptions,
+  DEFAULT_STEP_TIMEOUT_SECONDS,
   PLAN_OPTIONS,
   queryOptions,
   queryPlacement,
@@ -38,6 +45,14 @@ export class StopRun {
   constructor(
     readonly status: 'succeeded' | 'failed',
     readonly error: string | null,
+  ) {}
+}
+
+/** Ends the run as rejected or expired at an approval step (the step itself fails). */
+export class ApprovalEnded {
+  constructor(
+    readonly status: 'rejected' | 'expired',
+    readonly error: string,
   ) {}
 }
 
@@ -119,7 +134,7 @@ function api(rt: StepRuntime, step: StepDefinition, a: ApiAction) {
   const endpoint = renderUrl(a.endpoint, ctx);
   const body = a.body === null ? null : { json: renderJson(a.body, ctx) };
   const placement = apiOptions(a.timeout_seconds, `api: ${step.name} ${a.method} ${safeUrl(endpoint)}`);
-  return activitiesFor(rt, placement).callApiStep.executeWithOptions(placement.options, [
+  const call = activitiesFor(rt, placement).callApiStep.executeWithOptions(placement.options, [
     {
       runId: rt.snapshot.runId,
       workflowId: rt.snapshot.workflowId,
@@ -133,6 +148,25 @@ function api(rt: StepRuntime, step: StepDefinition, a: ApiAction) {
       timeoutSeconds: a.timeout_seconds,
     },
   ]);
+  return call.catch((err: unknown) => {
+    throw timedOut(err) ? new Error(timeoutMessage(a, endpoint)) : err;
+  });
+}
+
+/** Whether an api step failed by running out of time (Temporal's limit, or the request's own). */
+function timedOut(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    if (e instanceof TimeoutFailure) return true;
+    if (e instanceof ApplicationFailure && /^no complete response within /.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** "Activity timed out" says nothing: name the request, its host and the time it had. */
+function timeoutMessage(a: ApiAction, endpoint: string): string {
+  const host = /^https?:\/\/(?:[^@/]*@)?([^/?#]*)/i.exec(endpoint)?.[1] ?? 'the endpoint';
+  const seconds = a.timeout_seconds ?? DEFAULT_STEP_TIMEOUT_SECONDS;
+  return `${a.method} to ${host} timed out: no complete response within ${seconds} s (timeout_seconds ${a.timeout_seconds ?? `unset, default ${seconds}`})`;
 }
 
 function chat(rt: StepRuntime, step: StepDefinition, a: ChatAction) {
@@ -174,7 +208,8 @@ async function approval(rt: StepRuntime, step: StepDefinition, a: ApprovalAction
   else decided = await condition(done, a.timeout_seconds * 1000);
   rt.waitingFor = null;
   if (!decided) {
-    if (a.on_timeout !== 'reject') throw new Error(`no decision within ${a.timeout_seconds} s`);
+    if (a.on_timeout !== 'reject')
+      throw new ApprovalEnded('expired', `no decision within ${a.timeout_seconds} s`);
     // Expiry as a rejection: recorded with the approvals, so the run page says who decided — nobody.
     state.approvals.push({
       step: step.name,
@@ -184,11 +219,14 @@ async function approval(rt: StepRuntime, step: StepDefinition, a: ApprovalAction
       comment: `no decision within ${a.timeout_seconds} s`,
       at: new Date().toISOString(),
     });
-    throw new Error(`rejected on expiry: no decision within ${a.timeout_seconds} s`);
+    throw new ApprovalEnded('rejected', `rejected on expiry: no decision within ${a.timeout_seconds} s`);
   }
   const rejection = decisions().find((d) => d.decision === 'reject');
   if (rejection)
-    throw new Error(`rejected by ${rejection.email}${rejection.comment ? `: ${rejection.comment}` : ''}`);
+    throw new ApprovalEnded(
+      'rejected',
+      `rejected by ${rejection.email}${rejection.comment ? `: ${rejection.comment}` : ''}`,
+    );
   await activitiesFor(rt).setRunStatus(snapshot.runId, 'running');
   return { approved_by: decisions().map((d) => ({ user_id: d.user_id, email: d.email })) };
 }

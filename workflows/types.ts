@@ -7,7 +7,7 @@ export interface InputDefinition {
   key: string;
   description: string;
   type: InputType;
-  /** Used when a run gives no value; a cron schedule needs one for every input (issue 16). */
+  /** Used when a run gives no value; a cron run has none for an input without a default. */
   default?: string | number | boolean | null;
 }
 
@@ -93,6 +93,11 @@ export interface RunSnapshot {
   /** The person who started the run; they may not approve it. Null for keys, cron and tracker. */
   initiatorUserId: string | null;
   inputs: Record<string, string | number | boolean>;
+  /**
+   * Inputs this run has no value for: a cron run gets none for an input without a default. A
+   * step that refers to one fails, naming it; the others run.
+   */
+  unsetInputs?: string[];
   steps: StepDefinition[];
   /** Where people can look at the run (chat messages link here). */
   runUrl: string;
@@ -115,7 +120,29 @@ export interface OutputProtection {
   policy_version: string | null;
 }
 
-export type RunStatus = 'running' | 'waiting_for_approval' | 'succeeded' | 'failed' | 'canceled';
+/**
+ * `rejected`: an approver rejected (or an expiry with `on_timeout: "reject"` did), final;
+ * `expired`: an approval got no decision in time (`on_timeout: "fail"`), retryable like `failed`.
+ */
+export type RunStatus =
+  | 'running'
+  | 'waiting_for_approval'
+  | 'succeeded'
+  | 'failed'
+  | 'canceled'
+  | 'rejected'
+  | 'expired';
+
+/** Every run status, in the order lists and filters show them. */
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'running',
+  'waiting_for_approval',
+  'succeeded',
+  'failed',
+  'rejected',
+  'expired',
+  'canceled',
+];
 export type StepStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'skipped' | 'failed' | 'canceled';
 
 export interface StepState {

@@ -55,6 +55,7 @@ const TONE: Record<string, string> = {
   rejected: 'bad',
   reject: 'bad',
   canceled: 'bad',
+  expired: 'bad',
   pending: 'warn',
   waiting: 'warn',
   waiting_for_approval: 'warn',

@@ -1,6 +1,7 @@
 import type { presentRun } from '../../automation/present.ts';
 import type { AuditRow } from '../../store/audit.ts';
 import type { WorkflowRunRow } from '../../store/workflow-runs.ts';
+import { RUN_STATUSES } from '../../workflows/types.ts';
 import { Badge, Csrf, cellText, Flash, PostButton, ResultTable, when } from './components.tsx';
 
 export function RunsPage(props: {
@@ -33,10 +34,7 @@ export function RunsPage(props: {
         {select(
           'status',
           'Status',
-          ['running', 'waiting_for_approval', 'succeeded', 'failed', 'canceled'].map((s) => [
-            s,
-            s.replaceAll('_', ' '),
-          ]),
+          RUN_STATUSES.map((s) => [s, s.replaceAll('_', ' ')]),
         )}
         {select(
           'trigger',

@@ -31,6 +31,7 @@ import { findCredentialAndDatabase } from '../../store/databases.ts';
 import { listReviewsOf, listRevisions } from '../../store/query-requests.ts';
 import { findUserById, listUsers } from '../../store/users.ts';
 import { findWorkflow, listWorkflows } from '../../store/workflows.ts';
+import { RUN_STATUSES } from '../../workflows/types.ts';
 import { ResultTable } from '../pages/components.tsx';
 import { ReviewsPage } from '../pages/reviews.tsx';
 import { RunPage, RunsPage } from '../pages/runs.tsx';
@@ -38,7 +39,6 @@ import { attempt, type PageEnv, pageActor, redirectWith, render } from '../pages
 
 /** How many runs the runs page lists, newest first across workflows. */
 const RUNS_SHOWN = 50;
-const RUN_STATUSES = ['running', 'waiting_for_approval', 'succeeded', 'failed', 'canceled'];
 const RUN_TRIGGERS = ['manual', 'api', 'cron', 'tracker'];
 
 export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
@@ -202,7 +202,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       v && /^\d{4}-\d{2}-\d{2}$/.test(v) ? new Date(Date.parse(`${v}T00:00:00Z`) + plus) : undefined;
     const filter = {
       workflowId: q.workflow || undefined,
-      status: RUN_STATUSES.includes(q.status ?? '') ? q.status : undefined,
+      status: (RUN_STATUSES as readonly string[]).includes(q.status ?? '') ? q.status : undefined,
       trigger: RUN_TRIGGERS.includes(q.trigger ?? '') ? q.trigger : undefined,
       from: day(q.from),
       // The "to" day is included whole.

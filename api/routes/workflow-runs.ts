@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { presentRun, presentRunSummary } from '../../automation/present.ts';
 import { cancelRun, decideApproval, getRun, listRuns, retryRun, startRun } from '../../automation/runs.ts';
 import type { Deps } from '../../core/deps.ts';
-import { badRequest } from '../../core/errors.ts';
+import { badRequest, validationFailed } from '../../core/errors.ts';
 import type { AppEnv } from '../env.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
@@ -20,6 +20,21 @@ const Decision = v.object({
   decision: v.optional(v.picklist(['approve', 'reject']), 'approve'),
   comment: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))), null),
 });
+
+/**
+ * The Idempotency-Key request header (draft-ietf-httpapi-idempotency-key-header section 2.1: an
+ * sf-string; a bare token is accepted too, as common clients send one). Null when absent.
+ */
+function idempotencyKey(header: string | undefined): { key: string } | null {
+  if (header === undefined) return null;
+  const quoted = /^"(.*)"$/.exec(header.trim());
+  const key = quoted ? quoted[1]! : header.trim();
+  if (!/^[\x21-\x7e]{1,255}$/.test(key) || (quoted && /["\\]/.test(key)))
+    throw validationFailed([
+      { path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' },
+    ]);
+  return { key };
+}
 
 /** Runs of a workflow, mounted under /api/v1/workflows (authentication is the parent's). */
 export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
@@ -46,7 +61,8 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
         throw badRequest('the request body must be a JSON object of input values');
       }
       const id = c.req.param('id');
-      const runId = await startRun(deps, c.get('principal'), id, body as Record<string, unknown>);
+      const key = idempotencyKey(c.req.header('idempotency-key'));
+      const runId = await startRun(deps, c.get('principal'), id, body as Record<string, unknown>, key);
       c.header('location', `/api/v1/workflows/${id}/runs/${runId}`);
       return c.text(`Workflow run ${runId} started`, 200);
     },

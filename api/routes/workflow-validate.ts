@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import { cronProblem, nextRuns } from '../../automation/cron.ts';
 import { checkWorkflow } from '../../automation/definitions.ts';
 import { CreateWorkflow } from '../../automation/schema.ts';
+import { definitionWarnings } from '../../automation/validate.ts';
 import type { Deps } from '../../core/deps.ts';
 import type { AppEnv } from '../env.ts';
 import { AppError, badRequest, problemFor, validationFailed } from '../errors.ts';
@@ -33,6 +34,8 @@ export async function validateDefinition(
       ? nextRuns(cron, new Date(), PREVIEW_RUNS).map((d) => d.toISOString())
       : [];
   const parsed = v.safeParse(CreateWorkflow, raw);
+  // Said whether or not the rest is valid: the person is editing the schedule now.
+  const warnings = parsed.success ? definitionWarnings(parsed.output) : [];
   let problem: AppError | null = parsed.success ? null : validationFailed(fieldErrors(parsed.issues));
   if (parsed.success) {
     try {
@@ -43,10 +46,11 @@ export async function validateDefinition(
       problem = err;
     }
   }
-  if (!problem) return c.json({ valid: true, errors: [], cron_next_runs: cronNextRuns });
+  if (!problem) return c.json({ valid: true, errors: [], warnings, cron_next_runs: cronNextRuns });
   // RFC 9457 §3.2: extension members ride beside the standard ones.
   const body = {
     ...problemFor(problem, deps.config.baseUrl, new URL(c.req.url).pathname),
+    warnings,
     cron_next_runs: cronNextRuns,
   };
   return c.body(JSON.stringify(body), 422, { 'content-type': 'application/problem+json' });

@@ -161,6 +161,14 @@ describe('the workflow editor (issue 16)', () => {
     await cron.fill('0 9 * * MON-FRI');
     await expect.poll(() => admin.locator('#wf-cron-preview li').count()).toBe(5);
     expect(await admin.locator('#wf-cron-preview li').first().textContent()).toContain('09:00');
+    // An input without a default is allowed on a schedule; the editor says what a scheduled run does.
+    const noteDefault = admin.locator('.input-row').last().getByLabel('Default (optional)');
+    await noteDefault.fill('');
+    await expect
+      .poll(() => admin.locator('#wf-cron-preview .warning').textContent())
+      .toContain('scheduled runs get no value for note');
+    await noteDefault.fill('from the editor');
+    await expect.poll(() => admin.locator('#wf-cron-preview .warning').count()).toBe(0);
     await shot(admin, 'workflow-editor-laptop');
     await cron.fill('');
     await expect.poll(() => admin.locator('#wf-status').textContent()).toBe('No problems found.');
@@ -283,7 +291,8 @@ describe('the workflow editor (issue 16)', () => {
     await page.waitForURL((u) => /^\/workflows\/wf_/.test(u.pathname));
     await page.click('button:has-text("Start a run")');
     await page.waitForSelector('h1 .badge:has-text("waiting for approval")', { timeout: 20_000 });
-    await page.waitForSelector('h1 .badge:has-text("failed")', { timeout: 30_000 });
+    // Ends as the README says: rejected (by expiry), not failed.
+    await page.waitForSelector('h1 .badge:has-text("rejected")', { timeout: 30_000 });
     expect(await page.locator('.warning.error').first().textContent()).toContain('rejected on expiry');
     expect(await page.locator('li:has-text("expiry on gate")').count()).toBe(1);
   });

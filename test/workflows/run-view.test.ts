@@ -314,10 +314,10 @@ describe('approval expiry (issue 16)', () => {
     const rejecting = await make('reject');
     const [a, b] = await Promise.all([runWorkflow(env, failing, {}), runWorkflow(env, rejecting, {})]);
     const failed = await env.waitRun(failing, a);
-    expect(failed.status).toBe('failed');
+    expect(failed.status).toBe('expired');
     expect(failed.error).toContain('no decision within 1 s');
     const rejected = await env.waitRun(rejecting, b);
-    expect(rejected.status).toBe('failed');
+    expect(rejected.status).toBe('rejected');
     expect(rejected.error).toContain('rejected on expiry');
     expect(rejected.approvals).toEqual([expect.objectContaining({ email: 'expiry', decision: 'reject' })]);
     const bad = await env.api<{ errors: Array<{ path: string }> }>('POST', '/api/v1/workflows', {

@@ -290,13 +290,13 @@ describe('condition steps and failures', () => {
     ]);
   });
 
-  it('a rejection fails the run', async () => {
+  it('a rejection ends the run rejected', async () => {
     const wf = await create({
       name: 'rejected',
       steps: [
         {
           name: 'ok',
-          action: { __type__: 'approval', reviews_required: 2 },
+          action: { __type__: 'approval', reviews_required: 1 },
           permissions: [{ user_id: approver.userId }],
         },
       ],
@@ -311,7 +311,7 @@ describe('condition steps and failures', () => {
     );
     expect(res.status).toBe(200);
     const run = await env.waitRun(wf.id, runId);
-    expect(run.status).toBe('failed');
+    expect(run.status).toBe('rejected');
     expect(run.error).toMatch(/rejected by approver@example.test: not today/);
   });
 

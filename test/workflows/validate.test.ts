@@ -21,7 +21,11 @@ async function count(): Promise<number> {
   return row!.n;
 }
 
-type Verdict = Problem & { valid?: boolean; cron_next_runs: string[] };
+type Verdict = Problem & {
+  valid?: boolean;
+  cron_next_runs: string[];
+  warnings: Array<{ path: string; message: string }>;
+};
 
 const sound = () => ({
   name: 'Nightly count',
@@ -59,11 +63,14 @@ describe('POST /api/v1/workflows/validate', () => {
     expect(res.body.type).toMatch(/\/problems\/validation$/);
     expect(res.body.errors).toEqual(
       expect.arrayContaining([
-        { path: 'cron_schedule', message: expect.stringContaining('min') },
         { path: 'steps.0.action.credential_id', message: 'no such credential in this organization' },
         { path: 'steps.1.action.expression', message: 'step later does not come before this step' },
       ]),
     );
+    // An input without a default is no error on a schedule, only a warning (a scheduled run
+    // fails at the step that needs it).
+    expect(res.body.errors!.map((e) => e.path)).not.toContain('cron_schedule');
+    expect(res.body.warnings).toEqual([{ path: 'cron_schedule', message: expect.stringContaining('min') }]);
     // The preview does not wait for the rest of the definition to be sound.
     expect(res.body.cron_next_runs).toHaveLength(5);
     expect(await count()).toBe(before);

@@ -302,10 +302,17 @@
     hour: '2-digit',
     minute: '2-digit',
   });
-  function showPreview(/** @type {string[]} */ runs) {
+  function showPreview(/** @type {string[]} */ runs, /** @type {{message: string}[]} */ warnings) {
     const cron = /** @type {HTMLInputElement} */ (own(form, '[data-field=cron_schedule]')[0]).value.trim();
     preview.replaceChildren();
-    if (!cron || runs.length === 0) return;
+    if (!cron) return;
+    for (const w of warnings) {
+      const note = document.createElement('p');
+      note.className = 'warning';
+      note.textContent = w.message;
+      preview.append(note);
+    }
+    if (runs.length === 0) return;
     const p = document.createElement('p');
     p.textContent = 'Next runs (UTC):';
     const ul = document.createElement('ul');
@@ -334,7 +341,7 @@
     const body = await res.json().catch(() => ({}));
     if (res.status === 200 || res.status === 422) {
       showErrors(body.errors || []);
-      showPreview(body.cron_next_runs || []);
+      showPreview(body.cron_next_runs || [], body.warnings || []);
       const n = (body.errors || []).length;
       say(n === 0 ? 'No problems found.' : `${n} problem${n === 1 ? '' : 's'} to fix.`);
     } else say(body.detail || `The check failed (${res.status}).`);
