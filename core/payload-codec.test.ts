@@ -22,6 +22,16 @@ describe('Temporal payload encryption', () => {
     expect(defaultPayloadConverter.fromPayload(back!)).toEqual({ salary: 123456, name: 'Ada Lovelace' });
   });
 
+  it("decodes a Schedule's stored arguments, whose empty labels come back as plain arrays", async () => {
+    const [enc] = await codec.encode([secret]);
+    const metadata = Object.fromEntries(
+      Object.entries(enc!.metadata!).map(([k, v]) => [k, v.length === 0 ? ([] as unknown as Uint8Array) : v]),
+    );
+    expect(metadata[ORG]).toEqual([]);
+    const [back] = await codec.decode([{ ...enc!, metadata }]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toEqual({ salary: 123456, name: 'Ada Lovelace' });
+  });
+
   it('passes through payloads written before encryption', async () => {
     const [back] = await codec.decode([secret]);
     expect(back).toBe(secret);

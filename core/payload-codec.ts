@@ -60,13 +60,21 @@ const dec = new TextDecoder();
 
 export function isEncrypted(p: Payload): boolean {
   const e = p.metadata?.encoding;
-  return e !== undefined && e !== null && dec.decode(e) === ENCRYPTED_ENCODING;
+  return e !== undefined && e !== null && dec.decode(bytes(e)) === ENCRYPTED_ENCODING;
+}
+
+/**
+ * A metadata value as bytes. A Schedule's stored action arguments come back to the worker with an
+ * empty value as a plain array (`[]`), not a Uint8Array: read both.
+ */
+function bytes(v: Uint8Array | ArrayLike<number>): Uint8Array {
+  return v instanceof Uint8Array ? v : Uint8Array.from(v);
 }
 
 /** The labels of an encrypted payload (not yet verified: decrypt() checks them). */
 export function ownerOf(p: Payload): PayloadOwner {
   const m = p.metadata ?? {};
-  const text = (k: string) => (m[k] ? dec.decode(m[k]) : '');
+  const text = (k: string) => (m[k] ? dec.decode(bytes(m[k])) : '');
   return { keyId: text(KEY_ID), orgId: text(ORG), workflowId: text(WORKFLOW) };
 }
 
