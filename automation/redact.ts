@@ -122,7 +122,10 @@ async function redactOutputs(
       continue;
     }
     const rec = protectionOf(step.output);
-    const why = rec ? await verdictOn(rec) : 'it was computed before outputs recorded their policy';
+    const own = rec ? await verdictOn(rec) : 'it was computed before outputs recorded their policy';
+    // A later query may bind values of an earlier step hidden from this reader
+    // (`${step.a.output.rows[0][0]}`) and return them from a database it may read: hide it too.
+    const why: Verdict = own ?? (taint === null ? null : `it may bind values of ${taint}`);
     if (why === null) {
       steps.push(step);
       continue;

@@ -18,7 +18,15 @@ import type { UserPrincipal } from '../identity/principal.ts';
 import { findOrgRun } from '../store/temporal-owners.ts';
 import { stateQuery } from '../workflows/messages.ts';
 import type { RunState } from '../workflows/types.ts';
-import { hideRows, isRows, note, outputVerdict, redactRun, type VerdictMemo } from './redact.ts';
+import {
+  hideRows,
+  isRows,
+  note,
+  outputVerdict,
+  type RunOrigin,
+  redactRun,
+  type VerdictMemo,
+} from './redact.ts';
 
 type CodecDeps = Pick<Deps, 'sql' | 'temporal'>;
 
@@ -44,8 +52,9 @@ export async function decodeForReader(
   // Every payload of a history is judged for the same reader: each protection record once.
   const memo: VerdictMemo = new Map();
   const taints = new Map<string, string | null>();
+  const origins = new Map<string, RunOrigin>();
   for (const id of runs) {
-    const taint = await runTaint(deps, reader, id, memo);
+    const taint = await runTaint(deps, reader, id, memo, origins);
     if (taint === undefined) throw await refuse(`run ${id} is not one you may read`);
     taints.set(id, taint);
   }
@@ -64,7 +73,8 @@ export async function decodeForReader(
       if (err instanceof PayloadDecryptError) throw await refuse('a payload cannot be decoded');
       throw err;
     }
-    const seen = await redactPayload(deps, reader, plain, taints.get(ownerOf(p).workflowId) ?? null, memo);
+    const run = ownerOf(p).workflowId;
+    const seen = await redactPayload(deps, reader, plain, taints.get(run) ?? null, origins.get(run), memo);
     if (seen !== plain) redacted++;
     out.push(seen);
   }
@@ -98,6 +108,7 @@ async function runTaint(
   reader: UserPrincipal,
   id: string,
   memo: VerdictMemo,
+  origins: Map<string, RunOrigin>,
 ): Promise<string | null | undefined> {
   const cron = /^cron-(wf_[0-9A-Za-z]+)/.exec(id);
   if (cron) return (await mayReadWorkflow(deps, reader, cron[1]!)) ? null : undefined;
@@ -107,6 +118,7 @@ async function runTaint(
   // Fail closed: without the run's state there is no telling what the run page would hide.
   if (state === null) return 'the run state is not available to check your data-protection policy';
   const origin = { orgId: row.org_id, workflowId: row.workflow_id, initiatorUserId: row.initiator_user_id };
+  origins.set(id, origin);
   const seen = await redactRun(deps, reader, state, row.error, origin, memo);
   const hidden = seen.state?.steps.find((s, i) => {
     const before = state.steps[i]?.output;
@@ -131,6 +143,7 @@ async function redactPayload(
   reader: UserPrincipal,
   p: Payload,
   taint: string | null,
+  origin: RunOrigin | undefined,
   memo: VerdictMemo,
 ): Promise<Payload> {
   const encoding = p.metadata?.encoding ? Buffer.from(p.metadata.encoding).toString('utf8') : '';
@@ -138,11 +151,14 @@ async function redactPayload(
     return taint === null ? p : jsonPayload({ redacted: `values hidden: ${taint}` });
   const value: unknown = JSON.parse(Buffer.from(p.data ?? []).toString('utf8'));
   if (isRunState(value)) {
-    const seen = (await redactRun(deps, reader, value, null, undefined, memo)).state;
+    // With the run's origin, so its errors are hidden exactly as on the run page.
+    const seen = (await redactRun(deps, reader, value, null, origin, memo)).state;
     return seen === value ? p : jsonPayload(seen);
   }
   if (isRows(value)) {
-    const why = await outputVerdict(deps, reader, value, memo);
+    // A query may bind values of an earlier step hidden from this reader: once the run is
+    // tainted, every rows payload of it is hidden (as the run page hides later steps).
+    const why = taint ?? (await outputVerdict(deps, reader, value, memo));
     return why === null ? p : jsonPayload(hideRows(value, why));
   }
   return taint === null ? p : jsonPayload({ redacted: note(taint) });

@@ -186,6 +186,23 @@ describe('the codec endpoint', () => {
     expect(out).toHaveLength(payloads.length);
   });
 
+  it("hides a failed run's error text from a member the run page hides it from", async () => {
+    const page = await w.env.api<{ error: string | null }>(
+      'GET',
+      `/api/v1/workflows/${failedRun.workflowId}/runs/${failedRun.runId}`,
+      undefined,
+      member.bearer,
+    );
+    expect(page.status).toBe(200);
+    expect(page.body.error).not.toContain(FAILURE);
+
+    const { payloads } = await rawHistory(failedRun.runId);
+    const res = await decode(payloads, member.bearer);
+    expect(res.status).toBe(200);
+    const text = decodedText(((await res.json()) as { payloads: JsonPayload[] }).payloads);
+    expect(text).not.toContain(FAILURE);
+  });
+
   it('refuses without an identity (401) and another organization (403), with no plaintext', async () => {
     const { payloads } = await rawHistory(okRun.runId);
     const anonymous = await decode(payloads);
