@@ -19,7 +19,7 @@ import { startExecution } from './execution.ts';
 import { redactRun } from './redact.ts';
 import { reconcileRun } from './run-sweep.ts';
 import { buildSnapshot } from './snapshot.ts';
-import { startFailureReason } from './start-failure.ts';
+import { startFailureReason, startMayHaveHappened } from './start-failure.ts';
 
 type RunDeps = Pick<Deps, 'sql' | 'config' | 'temporal' | 'logger'>;
 
@@ -65,8 +65,12 @@ export async function startRun(
     return run.runId;
   }
   const key = {
-    // A key is its own caller (two keys of one owner are two clients), a person in person theirs.
-    caller: principal.via === 'api_key' ? `key:${principal.credentialId}` : `user:${principal.userId}`,
+    // A key is its own caller (two keys of one owner are two clients), a person in person theirs;
+    // a key acting for someone is a caller per person it acts for.
+    caller:
+      principal.via === 'api_key'
+        ? `key:${principal.credentialId}${principal.actedBy ? `:as:${principal.userId}` : ''}`
+        : `user:${principal.userId}`,
     key: idempotency.key,
     requestHash: requestHash(inputs),
   };
@@ -152,6 +156,15 @@ export async function launch(
     await startExecution(temporal, snapshot);
   } catch (err) {
     const reason = startFailureReason(err);
+    if (startMayHaveHappened(err)) {
+      deps.logger.warn({ reason, runId: run.runId }, 'run start unanswered; the run sweep settles it');
+      throw new AppError(
+        503,
+        'unavailable',
+        'Service unavailable',
+        `run ${run.runId} was recorded but Temporal did not answer its start (${reason}); it starts or settles within a minute: read it rather than starting it again`,
+      );
+    }
     await runStore.failRunStart(deps.sql, run.runId, `the run could not be started: ${reason}`);
     deps.logger.error({ reason, runId: run.runId }, 'run start failed');
     throw new AppError(503, 'unavailable', 'Service unavailable', `the run could not be started: ${reason}`);
