@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewRequest } from '../../governance/requests.ts';
-import { createUser } from '../../identity/manage.ts';
+import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { connect } from '../oauth/flow.ts';
 import { callTool, createTable, mcpClient, registerDatabase } from './target.ts';
@@ -171,14 +171,19 @@ describe('one audit entry per tool call (issue 17: no mutable "piped" flag)', ()
 describe('errors of another person’s request under the reader’s policy', () => {
   it('get_query_request hides a failure that quotes a value the member’s policy hides', async () => {
     const db = await registerDatabase(svc, { name: 'reviewed-protected', reviews_required: 1 });
+    // The admin in person (their own token): a key acts for someone only when a super admin marked it.
+    const [root] = await svc.deps.sql<
+      { id: string }[]
+    >`select id from users where email = ${svc.admin.email}`;
+    const { secret } = await createPersonalToken(svc.deps.sql, {
+      userId: root!.id,
+      name: 'admin',
+      expiresAt: null,
+    });
     const asAdmin = (method: string, path: string, body?: unknown) =>
       svc.fetch(path, {
         method,
-        headers: {
-          'x-api-key': svc.apiKey,
-          'x-act-as-user': svc.admin.email,
-          'content-type': 'application/json',
-        },
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     const policy = await asAdmin('POST', `/api/v1/desk/databases/${db.id}/policies`, {

@@ -1,7 +1,9 @@
 // An organization's SSO identity provider is reached through the outbound network policy like
 // every other connection: an issuer on loopback (here, the test's OIDC peer) is refused until the
 // operator lists it. Loopback only: no other address is involved.
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPersonalToken } from '../../identity/manage.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { type OidcPeer, startOidcProvider } from '../peers/oidc-provider.ts';
 
@@ -24,10 +26,22 @@ afterAll(async () => {
 
 /** Configures SSO through the API and starts a sign-in through it; the response of /login/sso. */
 async function startSso(svc: TestService, idp: OidcPeer): Promise<Response> {
+  // SSO settings are a super admin's, made as themselves (a personal token) with their password.
+  const [root] = await svc.deps.sql<{ id: string }[]>`select id from users where email = ${svc.admin.email}`;
+  const { secret } = await createPersonalToken(svc.deps.sql, {
+    userId: root!.id,
+    name: 'sso',
+    expiresAt: null,
+  });
   const put = await svc.fetch('/api/v1/sso', {
     method: 'PUT',
-    headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
-    body: JSON.stringify({ issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret }),
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      issuer: idp.issuer,
+      client_id: idp.clientId,
+      client_secret: idp.clientSecret,
+      current_password: svc.admin.password,
+    }),
   });
   expect(put.status).toBe(200);
   const [org] = await svc.deps.sql<{ org_id: string }[]>`select org_id from sso_configs`;
