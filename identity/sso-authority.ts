@@ -2,18 +2,22 @@
 // so an admin who could point it at a provider they run could sign in as anyone. Changing it is
 // a super admin's act, done as themselves — never through an API key, even one acting for them —
 // and confirmed by entering their password again at that moment (re-authentication before a
-// sensitive change, NIST SP 800-63B §4.2.3 / OWASP ASVS 4.0 V3.7.1).
-import { forbidden, validationFailed } from '../core/errors.ts';
+// sensitive change, NIST SP 800-63B §4.2.3 / OWASP ASVS 4.0 V3.7.1). A wrong password here is
+// a guess like one at sign-in, so it counts in the sign-in limits of the account at that address.
+import { forbidden, tooManyRequests, validationFailed } from '../core/errors.ts';
 import { recordEvent } from '../governance/audit.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { verifyPassword } from '../store/secrets.ts';
 import { findUserById } from '../store/users.ts';
 import type { Principal } from './principal.ts';
+import { accountKey, buckets, recordFailure, retryAfter, type ThrottleLimits } from './throttle.ts';
 
 /** The request that asks for the change: who, and the password they entered again. */
 export interface SsoChanger {
   principal: Principal;
   currentPassword: string | undefined;
+  /** The sign-in limits and the client address the request came from. */
+  throttle: { limits: ThrottleLimits; address: string };
 }
 
 /** The super admin's user id when the change may go ahead; a problem naming the field otherwise. */
@@ -32,8 +36,15 @@ export async function requireSsoAuthority(sql: Sql, who: SsoChanger): Promise<{ 
     throw validationFailed([
       { path: 'current_password', message: 'enter your password again to change single sign-on' },
     ]);
-  if (!(await verifyPassword(who.currentPassword, user.password_hash)))
+  const { limits, address } = who.throttle;
+  const key = await accountKey(sql, user.email);
+  const limited = [buckets.accountAtAddress(limits, key, address), buckets.address(limits, address)];
+  const wait = await retryAfter(sql, limits, limited);
+  if (wait !== null) throw tooManyRequests(`too many wrong passwords; try again in ${wait} seconds`);
+  if (!(await verifyPassword(who.currentPassword, user.password_hash))) {
+    await recordFailure(sql, limits, limited);
     throw validationFailed([{ path: 'current_password', message: 'is not your current password' }]);
+  }
   return { userId: user.id };
 }
 

@@ -22,7 +22,7 @@ import {
   redirectWith,
   render,
 } from '../pages/session.tsx';
-import { SsoInput } from './sso.tsx';
+import { SsoInput, ssoThrottle } from './sso.tsx';
 
 /** `value = role` lines of the settings form; a line without `=` is kept whole so it is named. */
 function roleMapOf(text: string): Record<string, string> {
@@ -38,6 +38,7 @@ function roleMapOf(text: string): Record<string, string> {
 export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
   const adminsOnly = adminPagesOnly('manage the organization');
+  const throttleOf = (c: PageContext) => ssoThrottle(c, deps.config);
   app.use('/organization', adminsOnly);
   app.use('/organization/*', adminsOnly);
 
@@ -114,7 +115,7 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       setSsoConfig(
         deps,
         p.orgId,
-        { principal: p, currentPassword: f.current_password },
+        { principal: p, currentPassword: f.current_password, throttle: throttleOf(c) },
         { ...parsed.output, client_secret: secret },
       ),
     );
@@ -139,7 +140,11 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/organization/sso/delete', async (c) => {
     const p = c.get('principal');
     const out = await attempt(() =>
-      removeSsoConfig(deps.sql, p.orgId, { principal: p, currentPassword: c.get('form').current_password }),
+      removeSsoConfig(deps.sql, p.orgId, {
+        principal: p,
+        currentPassword: c.get('form').current_password,
+        throttle: throttleOf(c),
+      }),
     );
     if (!out.ok) return ssoRefused(c, out.error);
     return redirectWith(c, '/organization', 'notice', 'Single sign-on is off.');

@@ -4,11 +4,19 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Config } from '../../config/env.ts';
 import type { Deps } from '../../core/deps.ts';
 import { authenticateSession } from '../../identity/authenticate.ts';
+import {
+  DEVICE_COOKIE_SECONDS,
+  deviceBucket,
+  deviceCookieName,
+  exemptingDevice,
+  issueDeviceCookie,
+  readDeviceCookie,
+} from '../../identity/known-device.ts';
 import { endSession, signInWithPassword } from '../../identity/manage.ts';
 import { ssoChoices } from '../../identity/sso.ts';
 import { confirmPendingLink, ssoLinkCookieName } from '../../identity/sso-accounts.ts';
 import { accountKey, buckets, forgive, recordFailure, retryAfter } from '../../identity/throttle.ts';
-import type { UserRow } from '../../store/users.ts';
+import { findUsersByEmail, type UserRow } from '../../store/users.ts';
 import type { AppEnv } from '../env.ts';
 import { csrfMatches, sessionCookieName } from '../middleware/auth.ts';
 import { clientAddress } from '../middleware/client-address.ts';
@@ -46,11 +54,21 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config' | 'keyring'>): H
     const next = safeNext(typeof form.next === 'string' ? form.next : undefined, baseUrl);
     const key = await accountKey(deps.sql, email);
     const address = clientAddress(c, trustedProxies);
-    const limited = [
-      buckets.accountAtAddress(rateLimits, key, address),
-      buckets.account(rateLimits, key),
-      buckets.address(rateLimits, address),
-    ];
+    const atAddress = buckets.accountAtAddress(rateLimits, key, address);
+    const account = buckets.account(rateLimits, key);
+    const fromAddress = buckets.address(rateLimits, address);
+    // A browser that signed in to this account before skips the account-wide backoff, which
+    // strangers elsewhere can keep closed (identity/known-device.ts); never the address limits.
+    const presented = readDeviceCookie(deps.keyring, getCookie(c, deviceCookieName(baseUrl)));
+    const device = presented
+      ? await exemptingDevice(
+          deps.sql,
+          rateLimits,
+          presented,
+          (await findUsersByEmail(deps.sql, email)).map((u) => u.id),
+        )
+      : null;
+    const limited = device ? [atAddress, fromAddress] : [atAddress, account, fromAddress];
     const wait = await retryAfter(deps.sql, rateLimits, limited);
     if (wait !== null) {
       c.header('retry-after', String(wait));
@@ -61,11 +79,22 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config' | 'keyring'>): H
     }
     const session = await signInWithPassword(deps.sql, email, password, c.req.header('user-agent') ?? '');
     if (!session) {
-      await recordFailure(deps.sql, rateLimits, limited);
+      await recordFailure(deps.sql, rateLimits, [
+        atAddress,
+        account,
+        fromAddress,
+        ...(device ? [deviceBucket(rateLimits, device)] : []),
+      ]);
       loginPolicy(c, next, baseUrl);
       return c.html(<LoginPage next={next} error="Wrong email or password." />, 401);
     }
-    await forgive(deps.sql, limited.slice(0, 2));
+    const ownDevice = presented?.userId === session.user.id ? presented : null;
+    await forgive(deps.sql, [
+      atAddress,
+      account,
+      ...(ownDevice ? [deviceBucket(rateLimits, ownDevice)] : []),
+    ]);
+    setDeviceCookie(c, deps, session.user.id, ownDevice);
     await linkBroughtSso(c, deps, session.user);
     await endPresentedSession(c, deps);
     setSessionCookie(c, deps.config, session.cookie);
@@ -132,6 +161,31 @@ export function setSessionCookie(c: Context<AppEnv>, config: Pick<Config, 'baseU
     path: '/',
     maxAge: 12 * 3600,
   });
+}
+
+/**
+ * Marks this browser as a known device of the account (identity/known-device.ts), for a year from
+ * its latest sign-in; a browser that was already this account's device keeps its id. A browser
+ * is one account's device at a time: signing in to another account moves it there.
+ */
+function setDeviceCookie(
+  c: Context<AppEnv>,
+  deps: Pick<Deps, 'config' | 'keyring'>,
+  userId: string,
+  known: { deviceId: string } | null,
+): void {
+  setCookie(
+    c,
+    deviceCookieName(deps.config.baseUrl),
+    issueDeviceCookie(deps.keyring, userId, known?.deviceId),
+    {
+      httpOnly: true,
+      sameSite: 'Lax',
+      secure: deps.config.baseUrl.startsWith('https://'),
+      path: '/',
+      maxAge: DEVICE_COOKIE_SECONDS,
+    },
+  );
 }
 
 /**

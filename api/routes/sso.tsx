@@ -17,6 +17,7 @@ import type { SsoConfigRow } from '../../store/sso.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { clientAddress } from '../middleware/client-address.ts';
 import { ErrorCard, page } from '../oauth/pages.tsx';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
@@ -142,6 +143,7 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
     );
   }
 
+  const throttleOf = (c: Context) => ssoThrottle(c, deps.config);
   const admin = [authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin()] as const;
   app.get(
     '/api/v1/sso',
@@ -168,7 +170,7 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
       const cfg = await setSsoConfig(
         deps,
         p.orgId,
-        { principal: p, currentPassword: current_password },
+        { principal: p, currentPassword: current_password, throttle: throttleOf(c) },
         input,
       );
       return c.json(shape(cfg, deps.config.baseUrl));
@@ -186,13 +188,22 @@ export function ssoRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logge
       const body = (await c.req.text()).trim() === '' ? {} : await jsonBody(c, SsoRemoval);
       const p = c.get('principal');
       if (
-        !(await removeSsoConfig(deps.sql, p.orgId, { principal: p, currentPassword: body.current_password }))
+        !(await removeSsoConfig(deps.sql, p.orgId, {
+          principal: p,
+          currentPassword: body.current_password,
+          throttle: throttleOf(c),
+        }))
       )
         throw notFound('single sign-on is not configured');
       return c.body(null, 204);
     },
   );
   return app;
+}
+
+/** The sign-in limits a password entered again for an SSO change counts in (identity/sso-authority.ts). */
+export function ssoThrottle(c: Context, config: Pick<Deps['config'], 'rateLimits' | 'trustedProxies'>) {
+  return { limits: config.rateLimits, address: clientAddress(c, config.trustedProxies) };
 }
 
 /** The configuration as the API shows it: never the client secret. */
