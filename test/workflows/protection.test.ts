@@ -444,3 +444,47 @@ describe('errors that quote values the reader may not see', () => {
     },
   );
 });
+
+describe('a query step that binds values of a step hidden from the reader', () => {
+  it('is hidden too, even against a database where the reader has no policy (REST and page)', async () => {
+    const wf = await create({
+      name: 'Carry the ssn over',
+      steps: [
+        {
+          name: 'a',
+          action: {
+            __type__: 'query',
+            credential_id: w.pg.credentialId,
+            query: 'select ssn from people where id = 1',
+          },
+        },
+        {
+          name: 'b',
+          action: {
+            __type__: 'query',
+            credential_id: w.open.credentialId,
+            query: 'select ${step.a.output.rows[0][0]} as x',
+          },
+        },
+      ],
+    });
+    const runId = await runWorkflow(w.env, wf.id, {}, admin.bearer);
+    const own = await readAs(admin, wf.id, runId);
+    expect(own.status, own.error ?? '').toBe('succeeded');
+    // The value did reach step b, from a database the member may read whole.
+    expect(own.steps![1]!.output!.rows).toEqual([[SECRET.ssn]]);
+    expect(own.steps![1]!.output!.protection).toMatchObject({
+      database_id: w.open.databaseId,
+      policy_id: null,
+    });
+
+    const other = await readAs(member, wf.id, runId);
+    expect(leaks(other)).toBe(false);
+    const b = other.steps![1]!;
+    expect(b.output!.rows).toEqual([[null]]);
+    expect(String(b.output!.redacted)).toMatch(/it may bind values of step a/);
+    const html = await page(member, `/runs/${wf.id}/${runId}`);
+    expect(html.status).toBe(200);
+    expect(leaks(html.html)).toBe(false);
+  });
+});
