@@ -488,3 +488,37 @@ describe('a query step that binds values of a step hidden from the reader', () =
     expect(leaks(html.html)).toBe(false);
   });
 });
+
+describe('the run page’s audit entries for an admin under the policy', () => {
+  it('hide the value a failed query step quoted; the admin who ran it reads it', async () => {
+    const policed = await w.person('admin', 'pat.policed@example.test');
+    const assigned = await w.env.api(
+      'PUT',
+      `/api/v1/desk/databases/${w.pg.databaseId}/policies/${w.pg.policyId}/assignments`,
+      { users: [policed.userId], roles: ['member'] },
+    );
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+    const wf = await create({
+      name: 'Cast the ssn (audited)',
+      steps: [
+        {
+          name: 'lookup',
+          action: {
+            __type__: 'query',
+            credential_id: w.pg.credentialId,
+            query: 'select cast(ssn as int) as n from people where id = 1',
+          },
+        },
+      ],
+    });
+    const runId = await runWorkflow(w.env, wf.id, {}, admin.bearer);
+    expect((await readAs(admin, wf.id, runId)).status).toBe('failed');
+
+    const own = await page(admin, `/runs/${wf.id}/${runId}`);
+    expect(own.html).toContain(SECRET.ssn);
+    const other = await page(policed, `/runs/${wf.id}/${runId}`);
+    expect(other.status).toBe(200);
+    expect(other.html).toContain('the error is hidden');
+    expect(leaks(other.html)).toBe(false);
+  });
+});
