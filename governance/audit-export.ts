@@ -1,8 +1,11 @@
 // Searching and exporting the audit log (governance/README.md "Audit API"). Entries are shown
-// as stored, including their chain fields, so an export can be verified outside the service.
+// as stored, including their chain fields, so an export can be verified outside the service;
+// only a failed query's error is shown as the reader may read it (audit-view.ts).
 
 import { type AuditFilter, type AuditRow, searchAudit } from '../store/audit.ts';
 import type { Tx } from '../store/db.ts';
+import { auditViewer, stillMatches } from './audit-view.ts';
+import type { QueryActor } from './types.ts';
 
 /** One entry as the API shows it. */
 export function presentEntry(e: AuditRow) {
@@ -43,10 +46,14 @@ export function presentEntry(e: AuditRow) {
   };
 }
 
-/** One page of a search, newest first; the cursor is the last entry's seq. */
+/**
+ * One page of a search as `reader` may read it, newest first; the cursor is the last entry's seq
+ * (of those searched: an entry a text search found only through a hidden error is left out).
+ */
 export async function searchEntries(
   sql: Tx,
   orgId: string,
+  reader: QueryActor,
   filter: AuditFilter,
   page: { cursor?: string | undefined; limit: number },
 ): Promise<{ items: AuditRow[]; nextCursor: string | null }> {
@@ -55,14 +62,29 @@ export async function searchEntries(
     beforeSeq: page.cursor ? BigInt(page.cursor) : undefined,
     limit: page.limit + 1,
   });
-  const items = rows.slice(0, page.limit);
-  return { items, nextCursor: rows.length > page.limit ? (items.at(-1)?.seq.toString() ?? null) : null };
+  const searched = rows.slice(0, page.limit);
+  const show = auditViewer(sql, reader);
+  const items: AuditRow[] = [];
+  for (const row of searched) {
+    const shown = await show(row);
+    if (stillMatches(shown, row, filter.text)) items.push(shown);
+  }
+  return {
+    items,
+    nextCursor: rows.length > page.limit ? (searched.at(-1)?.seq.toString() ?? null) : null,
+  };
 }
 
 const EXPORT_BATCH = 500;
 
-/** Every matching entry, oldest first, in batches (exports stream this). */
-export async function* exportEntries(sql: Tx, orgId: string, filter: AuditFilter): AsyncGenerator<AuditRow> {
+/** Every matching entry as `reader` may read it, oldest first, in batches (exports stream this). */
+export async function* exportEntries(
+  sql: Tx,
+  orgId: string,
+  reader: QueryActor,
+  filter: AuditFilter,
+): AsyncGenerator<AuditRow> {
+  const show = auditViewer(sql, reader);
   let after: bigint | undefined;
   for (;;) {
     const rows = await searchAudit(sql, orgId, filter, {
@@ -70,7 +92,10 @@ export async function* exportEntries(sql: Tx, orgId: string, filter: AuditFilter
       afterSeq: after,
       limit: EXPORT_BATCH,
     });
-    yield* rows;
+    for (const row of rows) {
+      const shown = await show(row);
+      if (stillMatches(shown, row, filter.text)) yield shown;
+    }
     if (rows.length < EXPORT_BATCH) return;
     after = rows.at(-1)!.seq;
   }

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
 import { verifyAuditChain } from '../../governance/audit.ts';
@@ -10,6 +10,7 @@ import {
   presentEntry,
   searchEntries,
 } from '../../governance/audit-export.ts';
+import type { QueryActor } from '../../governance/types.ts';
 import type { AuditFilter } from '../../store/audit.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
@@ -65,6 +66,12 @@ function filterOf(q: v.InferOutput<typeof Filter>): AuditFilter {
   };
 }
 
+/** Who reads the log: errors of failed queries are shown as this person may read them. */
+function readerOf(c: Context<AppEnv>): QueryActor {
+  const p = c.get('principal');
+  return { kind: 'user', userId: p.userId, role: p.role };
+}
+
 /** The audit log of the caller's organization: search, export, chain verification. Admins only. */
 export function auditRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -77,7 +84,7 @@ export function auditRoutes(deps: Deps): Hono<AppEnv> {
     }),
     async (c) => {
       const q = parseWith(Search, c.req.query());
-      const page = await searchEntries(deps.sql, c.get('principal').orgId, filterOf(q), {
+      const page = await searchEntries(deps.sql, c.get('principal').orgId, readerOf(c), filterOf(q), {
         cursor: q.cursor,
         limit: q.limit,
       });
@@ -90,7 +97,7 @@ export function auditRoutes(deps: Deps): Hono<AppEnv> {
     doc('Audit log', 'Export the audit log as NDJSON or CSV', { auth: ['apiKey', 'bearer', 'session'] }),
     (c) => {
       const q = parseWith(Export, c.req.query());
-      const rows = exportEntries(deps.sql, c.get('principal').orgId, filterOf(q));
+      const rows = exportEntries(deps.sql, c.get('principal').orgId, readerOf(c), filterOf(q));
       const encoder = new TextEncoder();
       const csv = q.format === 'csv';
       const body = new ReadableStream<Uint8Array>({

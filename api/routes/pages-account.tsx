@@ -43,6 +43,7 @@ export function accountPageRoutes(deps: Deps): Hono<PageEnv> {
       searchEntries(
         deps.sql,
         p.orgId,
+        pageActor(c),
         {
           actor: filters.person || undefined,
           databaseId: filters.database || undefined,

@@ -16,6 +16,7 @@ import { runUrl } from '../../automation/snapshot.ts';
 import type { Deps } from '../../core/deps.ts';
 import { notFound } from '../../core/errors.ts';
 import { recordEvent } from '../../governance/audit.ts';
+import { shownTo } from '../../governance/audit-view.ts';
 import type { GovernanceDeps } from '../../governance/query.ts';
 import {
   cancelRequest,
@@ -287,7 +288,11 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
         audit={
           p.role === 'member'
             ? null
-            : await searchAudit(deps.sql, p.orgId, { actor: runId }, { order: 'asc', limit: 100 })
+            : await shownTo(
+                deps.sql,
+                pageActor(c),
+                await searchAudit(deps.sql, p.orgId, { actor: runId }, { order: 'asc', limit: 100 }),
+              )
         }
         csrf={c.get('csrfToken')}
         notice={c.req.query('notice')}

@@ -5,8 +5,18 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { servers } from '../harness/servers.ts';
-import { json, type Person, type RequestJson, type SubmitJson, startWorld, type World } from './world.ts';
+import { signIn } from '../helpers/service.ts';
+import {
+  type AuditJson,
+  json,
+  type Person,
+  type RequestJson,
+  type SubmitJson,
+  startWorld,
+  type World,
+} from './world.ts';
 
 const SSN = 'SSN-000011';
 const people = `people_${randomBytes(4).toString('hex')}`;
@@ -88,5 +98,94 @@ describe('errors of failed query requests under the reader’s policy', () => {
     // The author ran it: they read the database's own message.
     const own = await json<RequestJson>(await w.as(author, 'GET', `${base}/${id}`));
     expect(own.error).toContain(`invalid input syntax for type integer: "${SSN}"`);
+  });
+});
+
+describe('errors of failed queries in the audit log under the reader’s policy', () => {
+  let open: { id: string };
+  let policed: Person & { password: string };
+
+  beforeAll(async () => {
+    open = await w.database('postgres');
+    const password = 'policed admin password 123';
+    const user = await createUser(w.svc.deps.sql, {
+      orgId: w.orgId,
+      email: 'policed-admin@example.test',
+      role: 'admin',
+      password,
+    });
+    const { secret } = await createPersonalToken(w.svc.deps.sql, {
+      userId: user.id,
+      name: 'test',
+      expiresAt: null,
+    });
+    policed = { id: user.id, email: user.email, role: 'admin', token: secret, password };
+    const policy = await w.as('key', 'POST', `/api/v1/desk/databases/${open.id}/policies`, {
+      name: 'ssn hidden for one admin',
+      rules: [
+        { table: people, column: 'id', action: 'show' },
+        { table: people, column: 'ssn', action: 'hide' },
+      ],
+      assignments: { users: [policed.id] },
+    });
+    expect(policy.status, await policy.clone().text()).toBe(201);
+    // The super admin (no policy) runs a query whose error quotes the value.
+    const ran = await w.as(w.root, 'POST', base, {
+      database_id: open.id,
+      statement: `select cast(ssn as int) from ${people} where id = 1`,
+    });
+    expect(await ran.text()).toContain(SSN);
+  });
+
+  const audit = `/api/v1/audit?database_id=`;
+
+  it('an admin under a policy reads the log and its exports without the quoted value', async () => {
+    const listed = await json<{ data: AuditJson[] }>(
+      await w.as(policed, 'GET', `${audit}${open.id}&outcome=failed`),
+    );
+    const failed = listed.data.filter((e) => e.outcome === 'failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.detail).toMatch(/the error is hidden because it may quote values/);
+    expect(JSON.stringify(listed)).not.toContain(SSN);
+
+    for (const format of ['ndjson', 'csv']) {
+      const exported = await w.as(
+        policed,
+        'GET',
+        `/api/v1/audit/export?format=${format}&database_id=${open.id}`,
+      );
+      expect(exported.status).toBe(200);
+      const text = await exported.text();
+      expect(text).toContain('the error is hidden');
+      expect(text, format).not.toContain(SSN);
+    }
+
+    // A text search does not find the entry through the error it cannot read.
+    const probe = await json<{ data: AuditJson[] }>(
+      await w.as(policed, 'GET', `${audit}${open.id}&q=${encodeURIComponent(SSN)}`),
+    );
+    expect(probe.data).toHaveLength(0);
+
+    const s = await signIn(w.svc, policed.email, policed.password);
+    const page = await w.svc.fetch(`/audit?database=${open.id}&outcome=failed`, {
+      headers: { cookie: s.cookie },
+    });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('the error is hidden');
+    expect(html).not.toContain(SSN);
+  });
+
+  it('the super admin who ran it reads the database’s message', async () => {
+    const listed = await json<{ data: AuditJson[] }>(
+      await w.as(w.root, 'GET', `${audit}${open.id}&outcome=failed`),
+    );
+    expect(listed.data[0]!.detail).toContain(`invalid input syntax for type integer: "${SSN}"`);
+    const exported = await w.as(w.root, 'GET', `/api/v1/audit/export?format=csv&database_id=${open.id}`);
+    expect(await exported.text()).toContain(SSN);
+    const found = await json<{ data: AuditJson[] }>(
+      await w.as(w.root, 'GET', `${audit}${open.id}&q=${encodeURIComponent(SSN)}`),
+    );
+    expect(found.data).toHaveLength(1);
   });
 });

@@ -32,6 +32,8 @@ export interface ProtectionWorld {
   maria: Target;
   /** The PostgreSQL database registered a second time with restrict_access (no grants). */
   restricted: { databaseId: string; credentialId: string };
+  /** The PostgreSQL database registered once more with no policy: a member reads all of it. */
+  open: { databaseId: string; credentialId: string };
   person(role: 'member' | 'admin' | 'super_admin', email: string): Promise<Person>;
   stop(): Promise<void>;
 }
@@ -117,6 +119,7 @@ export async function startProtectionWorld(
     credentials: cred(my),
   });
   const restricted = await register({ name: 'people-restricted', restrict_access: true, ...pgBody });
+  const open = await register({ name: 'people-open', ...pgBody });
 
   const org = (await firstOrganization(env.svc.deps.sql))!;
   return {
@@ -124,6 +127,7 @@ export async function startProtectionWorld(
     pg: { engine: 'postgres', ...pgTarget, policyId: await protect(pgTarget.databaseId) },
     maria: { engine: 'mariadb', ...mariaTarget, policyId: await protect(mariaTarget.databaseId) },
     restricted,
+    open,
     async person(role, email) {
       const password = `pw-${newId('usr').slice(-12)}`;
       const user = await createUser(env.svc.deps.sql, { orgId: org.id, email, role, password });

@@ -444,3 +444,81 @@ describe('errors that quote values the reader may not see', () => {
     },
   );
 });
+
+describe('a query step that binds values of a step hidden from the reader', () => {
+  it('is hidden too, even against a database where the reader has no policy (REST and page)', async () => {
+    const wf = await create({
+      name: 'Carry the ssn over',
+      steps: [
+        {
+          name: 'a',
+          action: {
+            __type__: 'query',
+            credential_id: w.pg.credentialId,
+            query: 'select ssn from people where id = 1',
+          },
+        },
+        {
+          name: 'b',
+          action: {
+            __type__: 'query',
+            credential_id: w.open.credentialId,
+            query: 'select ${step.a.output.rows[0][0]} as x',
+          },
+        },
+      ],
+    });
+    const runId = await runWorkflow(w.env, wf.id, {}, admin.bearer);
+    const own = await readAs(admin, wf.id, runId);
+    expect(own.status, own.error ?? '').toBe('succeeded');
+    // The value did reach step b, from a database the member may read whole.
+    expect(own.steps![1]!.output!.rows).toEqual([[SECRET.ssn]]);
+    expect(own.steps![1]!.output!.protection).toMatchObject({
+      database_id: w.open.databaseId,
+      policy_id: null,
+    });
+
+    const other = await readAs(member, wf.id, runId);
+    expect(leaks(other)).toBe(false);
+    const b = other.steps![1]!;
+    expect(b.output!.rows).toEqual([[null]]);
+    expect(String(b.output!.redacted)).toMatch(/it may bind values of step a/);
+    const html = await page(member, `/runs/${wf.id}/${runId}`);
+    expect(html.status).toBe(200);
+    expect(leaks(html.html)).toBe(false);
+  });
+});
+
+describe('the run page’s audit entries for an admin under the policy', () => {
+  it('hide the value a failed query step quoted; the admin who ran it reads it', async () => {
+    const policed = await w.person('admin', 'pat.policed@example.test');
+    const assigned = await w.env.api(
+      'PUT',
+      `/api/v1/desk/databases/${w.pg.databaseId}/policies/${w.pg.policyId}/assignments`,
+      { users: [policed.userId], roles: ['member'] },
+    );
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+    const wf = await create({
+      name: 'Cast the ssn (audited)',
+      steps: [
+        {
+          name: 'lookup',
+          action: {
+            __type__: 'query',
+            credential_id: w.pg.credentialId,
+            query: 'select cast(ssn as int) as n from people where id = 1',
+          },
+        },
+      ],
+    });
+    const runId = await runWorkflow(w.env, wf.id, {}, admin.bearer);
+    expect((await readAs(admin, wf.id, runId)).status).toBe('failed');
+
+    const own = await page(admin, `/runs/${wf.id}/${runId}`);
+    expect(own.html).toContain(SECRET.ssn);
+    const other = await page(policed, `/runs/${wf.id}/${runId}`);
+    expect(other.status).toBe(200);
+    expect(other.html).toContain('the error is hidden');
+    expect(leaks(other.html)).toBe(false);
+  });
+});
