@@ -35,7 +35,7 @@ import {
 } from './values.ts';
 
 // Loaded on first use: oracledb is a sizeable module most installations never call, and every
-// process loads all adapters at start (dev mode's start time, issue 14).
+// process loads all adapters at start (dev mode's start time).
 let loaded: typeof oracledb | undefined;
 const driver = (): typeof oracledb => {
   loaded ??= createRequire(import.meta.url)('oracledb') as typeof oracledb;

@@ -4,7 +4,7 @@
 // the portal and the implicit transaction without sending the rest (PostgreSQL docs, Protocol
 // §Extended Query: "Execute ... with a nonzero row limit"). node-postgres's own Query, like
 // postgres.js's cursor, sends Flush instead and a second message after the first answer; this
-// is handed to a pg Client as a "submittable" (the interface pg-cursor uses). Issue 14: the second
+// is handed to a pg Client as a "submittable" (the interface pg-cursor uses). The second
 // round trip cost 0.04 ms of PostgreSQL CPU per call and a wake-up on each side.
 //
 // A read-only statement goes in the same write between `begin read only` and `commit`: messages

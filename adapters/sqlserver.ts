@@ -25,7 +25,7 @@ import {
 } from './values.ts';
 
 // Loaded on first use: mssql is a sizeable module most installations never call, and every
-// process loads all adapters at start (dev mode's start time, issue 14).
+// process loads all adapters at start (dev mode's start time).
 let loaded: typeof sql | undefined;
 const driver = (): typeof sql => {
   loaded ??= createRequire(import.meta.url)('mssql') as typeof sql;

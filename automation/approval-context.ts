@@ -1,4 +1,4 @@
-// What an approver sees beside the Approve button (issue 16): who started the run, with which
+// What an approver sees beside the Approve button: who started the run, with which
 // inputs, and what the next step will do — its SQL or HTTP request with the values filled in from
 // what this approver may see of the run (the state given here is already redacted for them).
 // Display only: a query step still binds its values as parameters when it runs.

@@ -1,4 +1,4 @@
-// What a reader sees of a run's outputs (issue 13; workflows/README.md "Data protection in
+// What a reader sees of a run's outputs (workflows/README.md "Data protection in
 // workflows"). A query step's rows were computed under the initiator's data-protection policy;
 // a person whose own policy on that database differs, or who cannot see that database, gets
 // the values hidden. Templates can copy those values into API calls, so the API steps of such

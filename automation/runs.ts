@@ -283,7 +283,7 @@ export async function listReadableRuns(
 }
 
 /**
- * Retries a failed run from the step that failed (issue 16): a new run of the same definition and
+ * Retries a failed run from the step that failed: a new run of the same definition and
  * inputs whose completed steps are not run again — their outputs are reused. Only the person who
  * started the run may retry it (with their key or not: a key's run is its owner's), and it runs as
  * them again, so the reused outputs, computed under their data-protection policy, never feed

@@ -1,4 +1,4 @@
-// Why Temporal would not start a run, in words an operator can act on (issue 14.1): the SDK's
+// Why Temporal would not start a run, in words an operator can act on: the SDK's
 // own message is only "Failed to start Workflow"; the reason is in the gRPC error it wraps
 // (a missing search attribute, an unknown namespace, an unreachable frontend). Temporal's
 // messages name server objects, never the run's inputs, and are cut to a line.

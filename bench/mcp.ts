@@ -244,7 +244,7 @@ const bench: Bench = {
             const done = cpuCount(serve.pid!);
             mine.perSecond.push(await throughput(oursCallers));
             addCpu(mine.cpu, done());
-            // Resident memory of serve right after a round of calls (issue 14: ≤ 300 MB under load).
+            // Resident memory of serve right after a round of calls (≤ 300 MB under load).
             loadedRss = Math.max(loadedRss, rssMb(serve.pid));
           },
           async () => {

@@ -1,4 +1,4 @@
-// Start-up and idle memory of the production processes (issue 14): `serve` and `worker` from the
+// Start-up and idle memory of the production processes: `serve` and `worker` from the
 // compiled build (bin/build.js, as `npm start` / `npm run worker` run them) against the same
 // commands from the TypeScript sources through tsx (the baseline, as before the build step),
 // started in the same run against the same real PostgreSQL and Temporal.

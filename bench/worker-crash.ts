@@ -3,7 +3,7 @@
 // the step over. The figure is the time from the kill until the next attempt's statement runs on
 // the target (its session tag names the attempt): the dead worker noticed through the step's
 // missing heartbeats, the retry's backoff, the earlier attempt's session ended and its prepared
-// transaction looked for. Target ≤ 10 s (issue 27); before heartbeats it was the step's whole
+// transaction looked for. Target ≤ 10 s; before heartbeats it was the step's whole
 // timeout. The time to the run's end adds the statement itself and the workflow task moving off
 // the dead worker's sticky queue.
 import { type ChildProcess, spawn } from 'node:child_process';

@@ -1,6 +1,6 @@
 // The admin commands that work on the store (`create-user`, `create-token`, …). They run the same
 // way whether the CLI opens the store itself or dev mode runs them for it over the local command
-// channel (cli/local-commands.ts) — PGlite serves one connection, which dev mode holds (issue 12).
+// channel (cli/local-commands.ts) — PGlite serves one connection, which dev mode holds.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/env.ts';
 import { verifyAllChains } from '../governance/audit.ts';

@@ -21,7 +21,7 @@ export interface DevHandle {
  * `npm run dev`: API and worker in one process, with an embedded store (PGlite) when
  * DATABASE_URL is unset and a local Temporal dev server when TEMPORAL_ADDRESS is unset.
  *
- * Start-up order (issue 14, target: a second start answers /healthz within 4 s): the Temporal
+ * Start-up order (target: a second start answers /healthz within 4 s): the Temporal
  * dev server (another process), PGlite and the loading of the API's modules all start at once;
  * the API listens as soon as the store and Temporal answer; the worker, whose workflow bundle
  * takes seconds of CPU to build, starts behind it and says when it polls. Runs started before

@@ -15,7 +15,7 @@ export interface EmbeddedStore {
  * the same postgres.js code as in production. PGlite serves one connection at a time.
  *
  * It runs in a worker thread: opening it is a second of CPU that would otherwise share the main
- * thread with loading the service's modules at start (dev mode's start time, issue 14), and its
+ * thread with loading the service's modules at start (dev mode's start time), and its
  * statements then run beside the service's JavaScript rather than between it.
  */
 export async function startEmbeddedStore(dataDir: string, port = 0): Promise<EmbeddedStore> {

@@ -1,4 +1,4 @@
-// The local command channel of dev mode (issue 12): the embedded PGlite store serves one
+// The local command channel of dev mode: the embedded PGlite store serves one
 // connection, which the running service holds, so `countersign create-user` and the other admin
 // commands hand their command line to the dev process, which runs it with its own store
 // connection. The channel is a Unix socket in the data folder, readable and writable by its owner

@@ -78,7 +78,7 @@ const commands: Record<string, Command> = {
       dev: false,
     });
     keepServingOnSocketErrors(deps.logger);
-    // Issue 14.1: a worker started before any API process still finds the search attributes its
+    // A worker started before any API process still finds the search attributes its
     // runs carry (or stops naming the command to create them).
     const [{ connectTemporal }, { ensureSearchAttributes }] = await Promise.all([
       import('../core/temporal.ts'),

@@ -1,4 +1,4 @@
-// The Temporal dynamic-config values the service relies on for workflow latency (issue 14; README
+// The Temporal dynamic-config values the service relies on for workflow latency (README
 // "What a Temporal cluster needs"). Dev mode and the test harness start their dev server with
 // them; a production cluster sets the same keys in its dynamic-config file.
 

@@ -1,4 +1,4 @@
-// What the service needs of a Temporal namespace, made sure of at start (issue 14.1): the search
+// What the service needs of a Temporal namespace, made sure of at start: the search
 // attributes every run carries. Without them Temporal refuses to start any run, so a process
 // that cannot create them stops and names the command an operator runs instead.
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';

@@ -42,7 +42,7 @@ export interface Config {
   trackerWebhookSecret: string | null;
   /** OAuth authorization server lifetimes (api/oauth/README.md). */
   oauth: OAuthLifetimes;
-  /** Failure limits of sign-in and the token endpoint (issue 18.4). */
+  /** Failure limits of sign-in and the token endpoint. */
   rateLimits: {
     windowSeconds: number;
     accountFailures: number;

@@ -1,4 +1,4 @@
-// The source tree's shape (issue 17): no import cycle, type-only imports included, since a type
+// The source tree's shape: no import cycle, type-only imports included, since a type
 // cycle still ties folders together; governance/ holds the pipeline and its rules, not every
 // domain, so it stays under ~15 % of the code.
 import { readdirSync, readFileSync, statSync } from 'node:fs';

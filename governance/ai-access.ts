@@ -1,7 +1,7 @@
 // The AI rules (SPEC.md 8, DESIGN.md pipeline step 2) for what an AI client reaches outside a
 // query: which databases it is shown, and which database and credential a schema tool reads as.
 // Queries apply the same rules in the pipeline (execute.ts originLimits -> checkAiUse), so MCP
-// tools hold no access rule of their own (issue 17).
+// tools hold no access rule of their own.
 import type { SchemaTable } from '../adapters/types.ts';
 import type { Deps } from '../core/deps.ts';
 import { poolFor } from '../registry/connections.ts';

@@ -1,4 +1,4 @@
-// Per-client limits on AI access (issue 15): an organization's admins disable a connected AI
+// Per-client limits on AI access: an organization's admins disable a connected AI
 // client or keep it to some databases, on top of what its person may do (DESIGN.md pipeline
 // step 2). AI clients only ever read (SPEC.md 1.4), so no per-client read-only switch is needed.
 import { forbidden, validationFailed } from '../core/errors.ts';

@@ -87,7 +87,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
           ...session,
         });
       } catch (err) {
-        // Issue 13.2: a server may quote the statement it ran — under a policy the rewritten one,
+        // A server may quote the statement it ran — under a policy the rewritten one,
         // with its masks and hash salt — in its error; the plan cleans that out before anyone sees it.
         throw plan.failure(err);
       }

@@ -1,4 +1,4 @@
-// "What does this person see of this table?" for the policies page (issue 12): each column of
+// "What does this person see of this table?" for the policies page: each column of
 // the table as the person's data-protection policy treats it, computed by the same code that
 // rewrites their queries (describeProtection), and whether a column is hidden only because no
 // rule names it (default deny). Nothing here leaves the service that a query would not show:

@@ -120,7 +120,7 @@ export async function runGovernedQuery(
     );
   const author = q.actor;
   const justification = q.justification?.trim() || null;
-  // Issue 12: a credential may ask every query waiting for its reviews to say why.
+  // A credential may ask every query waiting for its reviews to say why.
   if (cred.justification_required && !justification)
     return deny(
       deps,

@@ -54,7 +54,7 @@ export async function executeRequest(
   const attempt = {
     orgId: r.org_id,
     actor: runner,
-    // The caller's origin decides the rules and the audit label, never the stored one (issue 18.1).
+    // The caller's origin decides the rules and the audit label, never the stored one.
     origin: caller.origin,
     databaseId: r.database_id,
     credentialId: r.credential_id,

@@ -37,7 +37,7 @@ export interface RequestView {
 /**
  * A request the caller can see, or 404. Visibility is the caller's, with the caller's origin:
  * an AI client reaches only requests on databases and credentials the AI may use at all
- * (DESIGN.md pipeline step 2), whoever made the request and however (issue 18.1).
+ * (DESIGN.md pipeline step 2), whoever made the request and however.
  */
 async function visibleRequest(
   sql: Tx,
@@ -281,7 +281,7 @@ export async function reviewRequest(
 /**
  * The author runs their approved request (or, as a super admin, bypasses the missing reviews).
  * It runs as the caller with the caller's origin, not the origin stored on the request: an AI
- * client running a request its person made through REST meets the AI rules (issue 18.1).
+ * client running a request its person made through REST meets the AI rules.
  */
 export async function runRequest(
   deps: GovernanceDeps,

@@ -1,4 +1,4 @@
-// Who may start a workflow and who may read its runs (issue 13; workflows/README.md "Who may
+// Who may start a workflow and who may read its runs (workflows/README.md "Who may
 // start and read a workflow"). A person who may do neither gets the same 404 as for a workflow
 // that does not exist, so the list of restricted workflows does not leak through run endpoints.
 import type { Deps } from '../core/deps.ts';

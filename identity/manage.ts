@@ -157,7 +157,7 @@ export const MIN_PASSWORD_LENGTH = 12;
 
 /**
  * A person changes their own password, proving the current one. Every other session ends: a
- * password change is what someone does when they fear another party has it (issue 18.8).
+ * password change is what someone does when they fear another party has it.
  */
 export async function changePassword(
   sql: Tx,

@@ -69,7 +69,7 @@ export async function readAccessToken(
       issuer: deps.config.baseUrl,
       audience: mcpResource(deps.config.baseUrl),
       // RFC 9068 §2.2: exp, iat and jti are REQUIRED in a JWT access token; one without a
-      // lifetime would never expire (issue 18.7).
+      // lifetime would never expire.
       requiredClaims: ['exp', 'iat', 'jti'],
       ...(options.allowExpired ? { currentDate: new Date(0) } : {}),
     });
@@ -91,7 +91,7 @@ export async function readAccessToken(
 }
 
 /**
- * Verified claims by token, kept until the token expires (issue 14: verifying an ES256 signature
+ * Verified claims by token, kept until the token expires (verifying an ES256 signature
  * on every MCP call cost ~0.5 ms). Safe to cache: a signature and its claims cannot change, and
  * what can — the grant revoked, the person disabled, the client limited — is read from the store
  * on every request all the same (findGrantCaller, through the access cache that every such change

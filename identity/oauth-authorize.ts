@@ -225,7 +225,7 @@ export function sameResource(asked: string, resource: string): boolean {
  * True when the user consented to this client, for at least this scope, at this very redirect
  * URI, recently enough. A loopback client may change its port between runs (RFC 8252 §7.3), and
  * any local process can claim a port: a new port is a new place to send codes to, so the person
- * is asked again (issue 18.6).
+ * is asked again.
  */
 export async function hasConsent(sql: Tx, userId: string, req: AuthorizationRequest): Promise<boolean> {
   const consent = await findConsent(sql, userId, req.client.id, req.redirectUri);

@@ -18,7 +18,7 @@ const CLIENT_SECRET_KIND = 'csocs';
  * Registrations allowed per address and overall in a window (kept in the store: no memory
  * state). The per-address limit is what stops one party; the overall one only bounds the table's
  * growth, so it sits far above what many addresses together would register legitimately: at 10
- * per address, a flood needs a thousand addresses to close registration for everyone (issue 18.4).
+ * per address, a flood needs a thousand addresses to close registration for everyone.
  * IPv6 addresses count by their /64, which one party usually holds whole.
  */
 export const REGISTRATION_LIMITS = { windowSeconds: 600, overall: 10_000 } as const;

@@ -1,4 +1,4 @@
-// People of an organization, managed by its admins (issue 12): invite with a one-time link to
+// People of an organization, managed by its admins: invite with a one-time link to
 // set a password, change role, disable and enable, delete. Every change of who may do what is an
 // event in the organization's audit chain. Disabling ends the person's sessions, personal tokens
 // and AI-client grants at once, so enabling them again does not bring old credentials back.

@@ -1,5 +1,5 @@
 // The parse cache is bounded by text, not by entries: a tree takes ~75 times its text in memory,
-// so distinct large statements sent on purpose must not stay (adversarial review, issue 17).
+// so distinct large statements sent on purpose must not stay (adversarial review).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { astify, loadPostgresParser, parsePostgres } from './parse.ts';
 

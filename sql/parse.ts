@@ -1,6 +1,6 @@
 // One parser per dialect, loaded on first use, and one bounded cache of parse trees per dialect.
 // The governed path classifies a statement and then, under a data-protection policy, rewrites
-// the same text: with the cache each dialect's parser reads it once (issue 17). Trees handed out
+// the same text: with the cache each dialect's parser reads it once. Trees handed out
 // are shared and must not be edited; a caller that rewrites a tree takes `copy: true`
 // (structuredClone costs less than a second parse, and leaves the cached tree intact).
 import { createRequire } from 'node:module';

@@ -1,11 +1,11 @@
-// Access decisions kept in memory between requests (issue 14), and thrown away the moment the
+// Access decisions kept in memory between requests, and thrown away the moment the
 // rows they were read from change. What is cached: the OAuth grant behind an MCP token
 // (store/oauth.ts findGrantCaller), the access statement (store/grants.ts findAccessTarget) and
 // a data-protection policy with its rules. Every table those reads join carries a trigger
 // (store/migrations/0021_access_changes.sql) that sends NOTIFY when a statement changes it; each
 // process listens (store/access-channel.ts) and empties its cache on every notification.
 //
-// Revocation must win the race (issue 14: "a revocation takes effect before the next request can
+// Revocation must win the race ("a revocation takes effect before the next request can
 // observe it"). Three rules give that:
 // 1. A read is cached only if no notification arrived while it ran (the generation did not move)
 //    and the channel was trusted throughout, so a read that saw the old rows is never kept.

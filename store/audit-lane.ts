@@ -1,4 +1,4 @@
-// The store pool's connection for audit batches (store/audit-writer.ts, issue 14). It is an
+// The store pool's connection for audit batches (store/audit-writer.ts). It is an
 // optimization only, so it is used only while known to work: opened and asked `select 1` before
 // the first batch, given up after any failure or stall (its client ended at once, so no statement
 // or reconnect loop of postgres.js outlives it), and asked again after a pause. Meanwhile, and

@@ -1,4 +1,4 @@
-// Group commit for audit appends (DESIGN.md pipeline step 6, issue 14). Every governed query
+// Group commit for audit appends (DESIGN.md pipeline step 6). Every governed query
 // appends to its organization's hash chain, and appends of one organization serialize on the
 // chain head's row lock: one statement per entry made that lock the bottleneck under concurrent
 // MCP clients. Here each pool keeps, per organization, at most one append call in flight; entries

@@ -135,7 +135,7 @@ export async function unassignPolicy(
 
 /**
  * The policy that applies to a user on a database: their own assignment wins over their
- * role's (issue 6). One indexed query: this runs before every governed query.
+ * role's. One indexed query: this runs before every governed query.
  */
 export async function applicablePolicy(
   sql: Tx,

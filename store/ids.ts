@@ -31,7 +31,7 @@ export type IdPrefix =
 
 /**
  * ulid's own generator asks the system for one random byte per character, sixteen calls an id
- * (~0.07 ms, a tenth of a governed MCP call's CPU in a profile, issue 14). The same bytes from the
+ * (~0.07 ms, a tenth of a governed MCP call's CPU in a profile). The same bytes from the
  * same CSPRNG, drawn 4 KB at a time: a byte / 256 picks each of the 32 characters alike, as ulid does.
  */
 const pool = Buffer.alloc(4096);

@@ -118,7 +118,7 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
     if (err instanceof StopRun) {
       if (st) {
         st.status = 'succeeded';
-        // Say why the run ended here: the run view shows it (issue 16).
+        // Say why the run ended here: the run view shows it.
         st.output = { result: false, ended_run_as: err.status };
       }
       for (const rest of state.steps.slice(current + 1)) rest.status = 'skipped';

@@ -102,7 +102,7 @@ export interface RunSnapshot {
   /** Where people can look at the run (chat messages link here). */
   runUrl: string;
   /**
-   * A retry of a failed run (issue 16): the steps before `fromIndex` completed in run `retryOf`
+   * A retry of a failed run: the steps before `fromIndex` completed in run `retryOf`
    * and are not run again — their states (outputs included) and the approvals given are reused.
    */
   resume?: { retryOf: string; fromIndex: number; steps: StepState[]; approvals: ApprovalRecord[] };

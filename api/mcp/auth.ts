@@ -36,7 +36,7 @@ export async function authenticateMcp(
       : { status: 401, challenge: bearerChallenge(base), body: { error_description: NEEDS_TOKEN } };
   const caller = await authenticateAccessToken(deps, m[1]!);
   if (!caller) return invalidToken(base);
-  // An organization may disable a client for all its people (issue 15): its tokens stop working.
+  // An organization may disable a client for all its people: its tokens stop working.
   if (caller.client.limits.disabled)
     return {
       status: 401,

@@ -16,7 +16,7 @@ import { createMcpServer } from './server.ts';
 import { answerToolCall, plainToolCall } from './tool-call.ts';
 
 /**
- * /mcp: MCP over streamable HTTP, one endpoint for both protocol revisions (issue 15).
+ * /mcp: MCP over streamable HTTP, one endpoint for both protocol revisions.
  *
  * - 2026-07-28 (a request whose `_meta` names the revision): the stateless core. No
  *   `initialize`, no `Mcp-Session-Id`; `server/discover`; the `Mcp-Method`/`Mcp-Name` headers
@@ -85,7 +85,7 @@ export function mcpRoutes(deps: Deps): Hono<AppEnv> {
     const call = plainToolCall(c.req.raw, parsedBody);
     if (call) return answerToolCall(deps, caller, call);
     // The body is read once, here, under the limit; the SDK classifies and serves the parsed value
-    // instead of reading (and re-streaming) the request again (issue 14).
+    // instead of reading (and re-streaming) the request again.
     if (await isLegacyRequest(c.req.raw, parsedBody))
       return serveLegacy(deps, c.req.raw, parsedBody, authInfo);
     return modern.fetch(c.req.raw, { authInfo, parsedBody });
@@ -121,7 +121,7 @@ async function serveLegacy(
   await server.connect(transport);
   // Not closed afterwards: in JSON-response mode the answer is complete when handleRequest
   // returns and nothing of the pair outlives the request, while close() builds an Error (with
-  // its stack) to settle pending requests there are none of — ~0.05 ms a call (issue 14 profile).
+  // its stack) to settle pending requests there are none of — ~0.05 ms a call (profiled).
   return transport.handleRequest(req, { authInfo, parsedBody });
 }
 
@@ -142,7 +142,7 @@ async function readBody(req: Request, max: number): Promise<string | 'too_large'
     if (Number(declared) > max) return 'too_large';
     // Node's HTTP parser delivers exactly Content-Length bytes, so the check above bounds the
     // body; text() then lets @hono/node-server read it straight off the socket, without building
-    // a web stream over it (issue 14).
+    // a web stream over it.
     return req.text();
   }
   // Chunked: counted as it arrives, and cut off at the limit.

@@ -1,5 +1,5 @@
 // get_data_protection: what the caller's data-protection policy does to results, per database
-// (governance/protection describeProtection, issue 6).
+// (governance/protection describeProtection).
 import { describeProtection } from '../../governance/protection/index.ts';
 import { aiDatabases, aiTarget, type ToolContext } from './context.ts';
 

@@ -62,7 +62,7 @@ const TOOL_LIST: Tool[] = TOOLS.map((t) => ({
 /**
  * The SDK validates elicitation answers with a JSON-schema validator, and builds one (an Ajv
  * instance: ~0.5 ms and ~265 KB) per Server unless given one. These servers never elicit, and a
- * Server is made per request: one validator for the process (issue 14).
+ * Server is made per request: one validator for the process.
  */
 const VALIDATOR = new AjvJsonSchemaValidator();
 

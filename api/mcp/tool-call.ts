@@ -1,4 +1,4 @@
-// A 2025-11-25 tools/call answered without the SDK's transport and per-request server (issue 14).
+// A 2025-11-25 tools/call answered without the SDK's transport and per-request server.
 // It is the hot request of every MCP client: the SDK's route for it — a Server and a transport
 // made per request, the message checked against its zod schemas five times over, a promise
 // mapping from request id to response — cost about a quarter of the server's CPU per call in the

@@ -1,5 +1,5 @@
 // The JSON Schema tools/list shows for a tool, generated from the valibot schema its calls are
-// validated with, so the two cannot drift apart (issue 17.5).
+// validated with, so the two cannot drift apart.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 

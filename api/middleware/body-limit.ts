@@ -20,7 +20,7 @@ const SMALL = [
 ];
 
 /**
- * Every request body has a ceiling, checked before anything parses it (issue 18.3): a declared
+ * Every request body has a ceiling, checked before anything parses it: a declared
  * Content-Length over the limit is refused at once, and a chunked body is counted as it streams
  * and cut off at the limit. /mcp applies its own limit (api/mcp/index.ts).
  */

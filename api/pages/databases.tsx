@@ -1,4 +1,4 @@
-// The Databases pages (issue 12): list with a group filter, registration, and each database's
+// The Databases pages: list with a group filter, registration, and each database's
 // settings, credentials (check connection, edit, remove, who may use it) and access grants.
 
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';

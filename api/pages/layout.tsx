@@ -43,7 +43,7 @@ export function Layout(props: {
   signedIn?: boolean;
   user?: ShellUser;
   active?: Section;
-  /** The session's CSRF token: sign-out is a POST like any other (issue 18.5). */
+  /** The session's CSRF token: sign-out is a POST like any other. */
   csrf?: string;
 }) {
   const user = props.user;

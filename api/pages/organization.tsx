@@ -1,4 +1,4 @@
-// The Organization page (admins, issue 12): API keys, agents and single sign-on, each created in
+// The Organization page (admins): API keys, agents and single sign-on, each created in
 // the UI with its secret shown once.
 import type { OrgAiClient } from '../../store/ai-clients.ts';
 import type { ApiKeyListing } from '../../store/api-keys.ts';

@@ -1,4 +1,4 @@
-// Data-protection policies of one database (issue 12): rules, who they apply to, and a preview
+// Data-protection policies of one database: rules, who they apply to, and a preview
 // of what a person sees of a table. Unnamed columns are hidden by default, and the page says so.
 import type { SchemaTable } from '../../adapters/types.ts';
 import type { PolicyPreview } from '../../governance/policy-preview.ts';

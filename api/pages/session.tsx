@@ -91,7 +91,7 @@ export function render(
 /**
  * 303 back to a page with a one-line message (Post/Redirect/Get: a reload never re-posts). The
  * message rides in the query with a MAC under the session's own CSRF token, so only this service,
- * for this session, puts words on a page: a link someone else made cannot (see `flashGuard`).
+ * for the current session, puts words on a page: a link someone else made cannot (see `flashGuard`).
  */
 export function redirectWith(c: PageContext, path: string, kind: FlashKind, message: string) {
   const url = new URL(path, 'http://page.invalid');
@@ -112,7 +112,7 @@ function flashSignature(key: string, kind: FlashKind, message: string): string {
 }
 
 /**
- * A page's `?notice=` / `?error=` is shown only when its MAC matches this session; otherwise the
+ * A page's `?notice=` / `?error=` is shown only when its MAC matches the current session; otherwise the
  * browser is sent to the same page without it, so a crafted link never puts its text on an admin
  * page. Null when the request may go on.
  */

@@ -3,7 +3,7 @@ import { Csrf, PostButton, when } from './components.tsx';
 
 /**
  * Where a person sees every browser signed in as them and ends any of them, and changes their
- * password (which ends every other session). Issue 18.8.
+ * password (which ends every other session).
  */
 export function SignInSecurity(props: {
   sessions: SessionRow[];

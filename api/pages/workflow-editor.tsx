@@ -1,4 +1,4 @@
-// The workflow editor (issue 16). The page draws the frame and one <template> per repeated part
+// The workflow editor. The page draws the frame and one <template> per repeated part
 // (input, step of each kind, header); the island script (assets/workflow-editor.js) clones them,
 // fills them from the definition, reads them back into the SPEC.md 4.1 object, and asks the
 // server to check it as the person types. No rule is written here: the server's answer places each

@@ -22,7 +22,7 @@ const Limits = v.pipe(
   ]),
 );
 
-/** Connected AI clients of the organization and their limits (issue 15), admins only. */
+/** Connected AI clients of the organization and their limits, admins only. */
 export function aiClientRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());

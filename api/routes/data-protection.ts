@@ -18,7 +18,7 @@ import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
 /**
- * Data-protection policies of one database (issue 6), mounted at
+ * Data-protection policies of one database, mounted at
  * /api/v1/desk/databases/:id/policies. Admins only: a policy decides what others may read.
  */
 export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {

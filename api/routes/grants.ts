@@ -94,7 +94,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     },
   );
 
-  // Per-credential access (issue 12): a credential with restrict_access is usable only by the
+  // Per-credential access: a credential with restrict_access is usable only by the
   // users and roles granted here; to anyone else it answers 404 like a missing one.
   const credentialPath = '/:id/credentials/:credentialId/grants';
   const target = (c: { req: { param(name: string): string } }) => ({

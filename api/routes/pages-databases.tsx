@@ -1,4 +1,4 @@
-// The Databases pages (issue 12): the same domain functions and validation schemas as
+// The Databases pages: the same domain functions and validation schemas as
 // /api/v1/desk/databases, driven by forms. Registering, editing and deleting need an admin.
 import { Hono } from 'hono';
 import * as v from 'valibot';

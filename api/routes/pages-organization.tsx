@@ -1,4 +1,4 @@
-// The Organization page (admins, issue 12): the same domain functions as /api/v1/api-keys,
+// The Organization page (admins): the same domain functions as /api/v1/api-keys,
 // /api/v1/agents and /api/v1/sso.
 import { Hono } from 'hono';
 import * as v from 'valibot';

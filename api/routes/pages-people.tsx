@@ -1,4 +1,4 @@
-// The People page (admins, issue 12): the same domain functions as /api/v1/users.
+// The People page (admins): the same domain functions as /api/v1/users.
 import { Hono } from 'hono';
 import type { Deps } from '../../core/deps.ts';
 import {

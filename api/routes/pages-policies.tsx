@@ -1,4 +1,4 @@
-// Data-protection policies of a database in the web UI (issue 12): the domain functions of
+// Data-protection policies of a database in the web UI: the domain functions of
 // /api/v1/desk/databases/:id/policies, plus the preview of what a person sees of a table.
 import { Hono } from 'hono';
 import * as v from 'valibot';

@@ -55,7 +55,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
       listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
     ]);
     const waiting = pending.items.filter((r) => r.author_user_id !== p.userId);
-    // Workflow runs waiting on an approval this person may give (issue 16: one inbox).
+    // Workflow runs waiting on an approval this person may give (one inbox).
     const workflows = await listWorkflows(deps.sql, p.orgId, { includeArchived: false, limit: 500 });
     const waitingRuns = await listReadableRuns(deps, p, workflows, {
       status: 'waiting_for_approval',
@@ -301,7 +301,7 @@ export function workPageRoutes(deps: Deps, gov: GovernanceDeps): Hono<PageEnv> {
     );
   });
 
-  // Re-run with the same or edited inputs: a new run, the same rules as any start (issue 16).
+  // Re-run with the same or edited inputs: a new run, the same rules as any start.
   app.post('/runs/:workflowId/:runId/rerun', async (c) => {
     const { workflowId, runId } = c.req.param();
     const p = c.get('principal');

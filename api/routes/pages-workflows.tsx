@@ -1,4 +1,4 @@
-// Workflow pages (issue 16): the list, one workflow (start a run, archive), and the editor. The
+// Workflow pages: the list, one workflow (start a run, archive), and the editor. The
 // editor saves through POST/PATCH /api/v1/workflows with the session and its CSRF header, so a
 // definition saved here is checked and stored exactly as one sent to the API.
 import { Hono } from 'hono';

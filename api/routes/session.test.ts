@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { addressGroup } from '../../identity/oauth-clients.ts';
 import { safeNext } from './session.tsx';
 
-// The one check both password and SSO sign-in send `next` through (issue 18.2).
+// The one check both password and SSO sign-in send `next` through.
 describe('safeNext keeps the browser on this origin', () => {
   const base = 'https://cs.example.com';
   it.each([

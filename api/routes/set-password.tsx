@@ -7,7 +7,7 @@ import { fromOwnOrigin } from '../middleware/same-origin.ts';
 import { Layout } from '../pages/layout.tsx';
 
 /**
- * The page a one-time link from an invitation or an admin's reset opens (issue 12). The link's
+ * The page a one-time link from an invitation or an admin's reset opens. The link's
  * secret rides in the form, not in a cookie; the page is never cached and sends no referrer.
  */
 export function setPasswordRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {

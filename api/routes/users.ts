@@ -38,7 +38,7 @@ const Update = v.pipe(
 );
 
 /**
- * People of the organization, under /api/v1/users (issue 12). Admins invite (the one-time
+ * People of the organization, under /api/v1/users. Admins invite (the one-time
  * set-password link is in the response once), change roles, disable, enable and delete; admins
  * manage members and admins, super admins everyone. The last active super admin stays.
  */

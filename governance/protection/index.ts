@@ -1,4 +1,4 @@
-// Data protection, DESIGN.md pipeline step 5 (issue 6): the statement is rewritten so protected
+// Data protection, DESIGN.md pipeline step 5: the statement is rewritten so protected
 // columns are masked wherever they appear, or refused when it cannot be analyzed; the result is
 // then checked against the columns' sources where the engine reports them (second line).
 import type { ParamValue, QueryResult } from '../../adapters/types.ts';
@@ -62,7 +62,7 @@ const identity = (r: QueryResult) => r;
 const same = (err: unknown) => err;
 
 /**
- * Plans a statement under the actor's data-protection policy on `db` (issue 6). Without an
+ * Plans a statement under the actor's data-protection policy on `db`. Without an
  * applicable policy the statement passes unchanged after one indexed lookup. Throws
  * ProtectionRefusedError (403) or ProtectionParseError (422) to refuse.
  */
@@ -248,7 +248,7 @@ export function redactBySource(result: QueryResult, schema: DbSchema, rules: Rul
 }
 
 /**
- * Issue 12: a column no rule names reads as NULL under the policy (default deny); the result says
+ * A column no rule names reads as NULL under the policy (default deny); the result says
  * which ones, so a person sees "hidden" rather than silently empty data.
  */
 function withHiddenNote(result: QueryResult, policyName: string, rules: RuleBook): QueryResult {

@@ -1,5 +1,5 @@
 // Admin management of data-protection policies: CRUD of a database's policies and their column
-// rules, and their assignment to users and roles (issue 6).
+// rules, and their assignment to users and roles.
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { conflict, notFound, validationFailed } from '../../core/errors.ts';

@@ -17,7 +17,7 @@ const HIDE: ColumnTreatment = { action: 'hide', keepFirst: 0, keepLast: 0 };
 /**
  * A policy's rules, indexed for lookup. The most specific rule wins: a named column over
  * the table's '*', a rule with a schema over one without. A column that no rule names is
- * hidden (issue 6: default deny).
+ * hidden (default deny).
  */
 export class RuleBook {
   private readonly byKey = new Map<string, ColumnTreatment>();

@@ -32,7 +32,7 @@ export function configFor(
   };
 }
 
-/** The five SSL cases of issue 3 for a server with the harness TLS material. */
+/** The five SSL cases for a server with the harness TLS material. */
 export function sslCases(server: SqlServer) {
   const { tls } = server;
   return {

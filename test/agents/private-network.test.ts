@@ -5,7 +5,7 @@ import { runWorkflow, startWorkflowEnv, type WorkflowEnv } from '../workflows/se
 import { type AgentProcess, registerAgent, startAgentProcess, waitConnected } from './agent-process.ts';
 import { ACCOUNT, netnsProblem, PORTS, type PrivateNetwork, startPrivateNetwork } from './netns.ts';
 
-// Issue 9, done for real: PostgreSQL and MariaDB in a network namespace the service has no route
+// Done for real: PostgreSQL and MariaDB in a network namespace the service has no route
 // into, an agent process inside it, and the service reaching them only through the agent's
 // tunnel (check-connection, a query, a workflow query step, all with SSL verify-full).
 const problem = netnsProblem();

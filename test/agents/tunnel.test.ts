@@ -10,7 +10,7 @@ import { servers } from '../harness/servers.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { type AgentProcess, registerAgent, startAgentProcess, waitConnected } from './agent-process.ts';
 
-// Issue 9: a real agent process relays PostgreSQL and MariaDB (TLS verify-full against the real
+// A real agent process relays PostgreSQL and MariaDB (TLS verify-full against the real
 // hostname) for the service. The service never dials these databases itself: for a database
 // with agent_id the tunnel is its only path (tunnels/pools.ts), which the "not
 // connected" cases below show with the servers still up.

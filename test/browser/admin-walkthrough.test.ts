@@ -1,4 +1,4 @@
-// Issue 12, done-when: a fresh admin in dev mode, in Debian's Chromium, with no REST call or CLI
+// A fresh admin in dev mode, in Debian's Chromium, with no REST call or CLI
 // step — sign in, register a database with a reviewed and an unreviewed credential, invite a
 // reviewer and a member, give the member one credential only, define a policy and check its
 // preview, then the member's masked query, a review with a comment, a rejection the author reads,
@@ -93,7 +93,7 @@ async function submit(page: Page, button: string): Promise<void> {
   await Promise.all([page.waitForLoadState('load'), page.waitForNavigation(), page.click(button)]);
 }
 
-describe('an admin sets Countersign up in the web UI (issue 12)', () => {
+describe('an admin sets Countersign up in the web UI', () => {
   it('signs in with the printed password and registers a database with two credentials', async () => {
     const page = await signIn('admin');
     await page.click('nav >> text=Databases');

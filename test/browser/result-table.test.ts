@@ -1,4 +1,4 @@
-// Issue 12 "Results tables", in Debian's Chromium: a long result shows its first rows and
+// Result tables, in Debian's Chromium: a long result shows its first rows and
 // reveals the rest on demand, the header stays in view, numbers align right, and the CSV a person
 // downloads holds exactly what they were shown — masked values stay masked.
 import { readFile } from 'node:fs/promises';
@@ -72,7 +72,7 @@ afterAll(async () => {
   await target((sql) => sql`drop table if exists ${sql(TABLE)}`);
 });
 
-describe('result tables (issue 12)', () => {
+describe('result tables', () => {
   it('pages a long result, keeps the header, and exports only what the viewer saw', async () => {
     const context = await browser.newContext({
       acceptDownloads: true,

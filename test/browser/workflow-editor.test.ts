@@ -1,4 +1,4 @@
-// The workflow editor in Debian's Chromium (issue 16): an admin builds query → approval (expiring)
+// The workflow editor in Debian's Chromium: an admin builds query → approval (expiring)
 // → condition → API call without typing JSON, sees the server's errors under the fields as they
 // type, saves, runs it from the page and watches it live; a second admin approves from the Reviews
 // inbox; the API step fails once (the peer answers 500 first) and a retry from that step succeeds
@@ -101,7 +101,7 @@ async function addStep(page: Page, kind: string, name: string): Promise<Locator>
 
 const rowCount = async () => Number((await target.unsafe(`select count(*)::int as n from ${TABLE}`))[0]!.n);
 
-describe('the workflow editor (issue 16)', () => {
+describe('the workflow editor', () => {
   let admin: Page;
   let workflowId: string;
   let runPath: string;

@@ -195,7 +195,7 @@ describe('cookie session (web pages)', () => {
       ).status,
     ).toBe(401);
     const s = await signIn(svc, svc.admin.email, svc.admin.password);
-    // Sign-out without the session's CSRF token is refused (issue 18.5) and ends nothing.
+    // Sign-out without the session's CSRF token is refused and ends nothing.
     const forged = await svc.fetch('/logout', {
       method: 'POST',
       headers: { cookie: s.cookie },

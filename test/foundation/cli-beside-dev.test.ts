@@ -1,4 +1,4 @@
-// Issue 12: every admin command works while `npm run dev` runs (its embedded store serves one
+// Every admin command works while `npm run dev` runs (its embedded store serves one
 // connection, which dev mode holds), and when it does not run, with no extra setup.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -39,7 +39,7 @@ function cli(dataDir: string, args: string[]): Promise<{ code: number | null; ou
 
 const sink = new Writable({ write: (_c, _e, done) => done() });
 
-describe('the CLI beside dev mode (issue 12)', () => {
+describe('the CLI beside dev mode', () => {
   it('create-user, create-token, create-api-key and verify-audit work while dev runs, and after', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cs-cli-dev-'));
     dirs.push(dataDir);

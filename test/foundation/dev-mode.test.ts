@@ -42,7 +42,7 @@ describe('npm run dev (embedded PGlite store and local Temporal dev server)', ()
         workerUp = true;
       });
       expect((await fetch(`${dev.apiUrl}/healthz`)).status).toBe(200);
-      // Issue 14: the API answers while the worker still bundles the workflow code (seconds).
+      // The API answers while the worker still bundles the workflow code (seconds).
       expect(workerUp).toBe(false);
       const ready = await fetch(`${dev.apiUrl}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', temporal: 'ok' } });

@@ -38,7 +38,7 @@ describe('the API describes itself', () => {
     );
   });
 
-  it('new routes carry a description and an example of their body (issue 12)', async () => {
+  it('new routes carry a description and an example of their body', async () => {
     const spec = (await (await svc.fetch('/openapi.json')).json()) as {
       paths: Record<
         string,

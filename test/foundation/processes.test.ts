@@ -170,7 +170,7 @@ describe('production processes', () => {
     expect(await exitCode(api)).toBe(0);
   }, 180_000);
 
-  // Issue 14.1: an operator's Temporal has none of our search attributes; the service creates them.
+  // An operator's Temporal has none of our search attributes; the service creates them.
   it('serve and worker against a Temporal server without any search attribute start runs that succeed', async () => {
     await withBareTemporal(async (bare) => {
       const before = await customAttributes(bare.server);

@@ -1,4 +1,4 @@
-// x-act-as-user is resolved once per request by the authentication middleware (issue 17), so
+// x-act-as-user is resolved once per request by the authentication middleware, so
 // every route that acts through governance sees the user an organization key acts for, not
 // only the query-request routes; and only an organization key may act for someone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ async function listedIds(res: Response): Promise<string[]> {
   return body.data.map((d) => d.id);
 }
 
-describe('x-act-as-user on every route (issue 17)', () => {
+describe('x-act-as-user on every route', () => {
   it('the organization key alone sees the restricted database', async () => {
     expect(await listedIds(await w.as('key', 'GET', '/api/v1/desk/databases'))).toContain(restricted.id);
   });

@@ -1,4 +1,4 @@
-// Group commit of audit appends (store/audit-writer.ts, issue 14) on a real PostgreSQL store:
+// Group commit of audit appends (store/audit-writer.ts) on a real PostgreSQL store:
 // batching must not change the chain — one gap-free chain per organization that
 // verifyAuditChain accepts, each caller told the place of its own entry — and must fail exactly
 // the callers whose entries were not written.

@@ -1,4 +1,4 @@
-// Issue 12 "Access": a credential may be limited to named users and roles, and the limit holds in
+// A credential may be limited to named users and roles, and the limit holds in
 // every origin — REST, console, dashboard panel, MCP — so an unreviewed credential beside a
 // reviewed one cannot be used to skip the review by anyone it was not given to.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -75,7 +75,7 @@ const submit = (who: Person, credential_id: string) =>
     statement: `select count(*)::int as n from ${w.table}`,
   });
 
-describe('a restricted credential (issue 12)', () => {
+describe('a restricted credential', () => {
   it('REST: the granted member runs as it at once; another member gets 404, audited as denied', async () => {
     const ok = await submit(allowed, openCred);
     expect(ok.status).toBe(200);

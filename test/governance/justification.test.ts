@@ -1,4 +1,4 @@
-// Issue 12 "Review experience": a credential can require a justification for queries that wait
+// A credential can require a justification for queries that wait
 // for its reviews, and every revision of a request's SQL is kept for the reviewers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, type Person, startWorld, type World } from './world.ts';
@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => w?.stop());
 
-describe('justification and revisions (issue 12)', () => {
+describe('justification and revisions', () => {
   it('the credential says it requires a justification', async () => {
     const got = await json<{ credentials: Array<{ justification_required: boolean }> }>(
       await w.as('key', 'GET', `/api/v1/desk/databases/${db.id}`),

@@ -1,4 +1,4 @@
-// Adversarial suite, part 2, MariaDB (issue 13): MariaDB names a column after the expression's
+// Adversarial suite, part 2, MariaDB: MariaDB names a column after the expression's
 // text, and quotes expressions in its errors, so the rewritten SQL (and the salt of `hash`) was
 // one column name or error away. Every outcome is checked for protected values and for the
 // policy's salt in rows, column names, warnings and errors.

@@ -1,4 +1,4 @@
-// Adversarial suite, part 2, PostgreSQL (issue 13): names, error channels, timing and the
+// Adversarial suite, part 2, PostgreSQL: names, error channels, timing and the
 // functions that are now allowed because they only see masked values. Every outcome is checked
 // for protected values and for the policy's salt in rows, column names, messages and errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

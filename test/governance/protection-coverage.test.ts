@@ -1,4 +1,4 @@
-// Coverage suite (issue 13): ordinary analyst queries (string, date, JSON, window, regex,
+// Coverage suite: ordinary analyst queries (string, date, JSON, window, regex,
 // full-text, set operations) run under the fixture's policy, on both engines. Each must run with
 // the protected columns masked; the refusal rate is printed and must stay at or under 5%, each
 // refusal with a clear message (no parser dump).

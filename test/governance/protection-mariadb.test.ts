@@ -1,4 +1,4 @@
-// Adversarial suite, MariaDB (issue 6): the same routes as the Postgres suite in MySQL's
+// Adversarial suite, MariaDB: the same routes as the Postgres suite in MySQL's
 // dialect, planned as a member under a policy and run on the real server.
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

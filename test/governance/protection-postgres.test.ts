@@ -1,4 +1,4 @@
-// Adversarial suite, PostgreSQL (issue 6): every route to read or infer a protected value,
+// Adversarial suite, PostgreSQL: every route to read or infer a protected value,
 // planned as a member under a policy and run on the real server. Each query is either masked
 // (it runs, and no protected value or telling fragment comes back) or refused with a clear error.
 import postgres from 'postgres';

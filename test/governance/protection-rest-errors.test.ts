@@ -1,4 +1,4 @@
-// Issue 13.2 through the real pipeline: a MariaDB error that quotes the statement it ran — under
+// Through the real pipeline: a MariaDB error that quotes the statement it ran — under
 // a policy, the rewritten one with the hash salt — reaches neither the REST caller nor the audit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalToken } from '../../identity/manage.ts';
@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-describe('server errors under a policy, through REST (issue 13.2)', () => {
+describe('server errors under a policy, through REST', () => {
   it.each([
     'select cast(ssn as unsigned) + ~0 from users',
     'select ~0 + length(ssn) from users',

@@ -1,4 +1,4 @@
-// Issue 12 "People": the users API and page — invite with a one-time link, roles, disable (which
+// The users API and page — invite with a one-time link, roles, disable (which
 // ends sessions, personal tokens and AI grants at once), delete keeping history, the last super
 // admin, and an audit event for every change of who may do what.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +57,7 @@ async function events(userId: string) {
     select event, subject from audit_log where event like 'user.%' and subject->>'user_id' = ${userId} order by seq`;
 }
 
-describe('inviting (issue 12)', () => {
+describe('inviting', () => {
   it('creates an invited person whose one-time link sets a password once', async () => {
     const res = await api('POST', '', {
       email: 'new.person@example.test',
@@ -107,7 +107,7 @@ describe('inviting (issue 12)', () => {
   });
 });
 
-describe('roles and the last super admin (issue 12)', () => {
+describe('roles and the last super admin', () => {
   it('changes a role, audited with from and to, in a chain that still verifies', async () => {
     const p = await onboard('promote.me@example.test', 'member');
     const res = await api('PATCH', `/${p.id}`, { role: 'admin' });
@@ -177,7 +177,7 @@ describe('roles and the last super admin (issue 12)', () => {
   });
 });
 
-describe('disabling and deleting (issue 12)', () => {
+describe('disabling and deleting', () => {
   it('disabling ends sessions, personal tokens and AI grants at once; enabling brings none back', async () => {
     const password = 'disable me password 1';
     const p = await onboard('to.disable@example.test', 'member', password);
@@ -226,7 +226,7 @@ describe('disabling and deleting (issue 12)', () => {
   });
 });
 
-describe('the People page (issue 12)', () => {
+describe('the People page', () => {
   it('an admin invites from the page and sees the link once; a member is refused', async () => {
     const s = await signIn(svc, svc.admin.email, svc.admin.password);
     const list = await svc.fetch('/people', { headers: { cookie: s.cookie } });

@@ -1,4 +1,4 @@
-// Issue 15: an organization's admins keep a connected AI client to some databases, or disable it
+// An organization's admins keep a connected AI client to some databases, or disable it
 // for everyone, whoever connected it; each change is an audited event.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ const limit = (body: unknown) =>
     body: JSON.stringify(body),
   });
 
-describe('per-client limits (issue 15)', () => {
+describe('per-client limits', () => {
   it('lists the connected client for the organization', async () => {
     const res = await svc.fetch('/api/v1/ai-clients', { headers: { 'x-api-key': svc.apiKey } });
     const { data } = (await res.json()) as {

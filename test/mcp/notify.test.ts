@@ -1,4 +1,4 @@
-// Issue 17.2: a query request an AI client submits is announced to the database's reviewers
+// A query request an AI client submits is announced to the database's reviewers
 // exactly like one submitted through REST — every origin gets the same governance deps.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -40,7 +40,7 @@ afterAll(async () => {
 
 const q = (database_id: string, sql: string) => callTool(mcp, 'run_query', { database_id, sql });
 
-describe('tools/list (issue 17.5: input schemas generated from the validation schemas)', () => {
+describe('tools/list (input schemas generated from the validation schemas)', () => {
   it('every property is described, required fields are marked, and limits come from the validation', async () => {
     const { tools } = await mcp.listTools();
     type Schema = { type: string; required?: string[]; properties: Record<string, Record<string, unknown>> };
@@ -126,7 +126,7 @@ describe('run_query governance for AI (SPEC.md 1.4, 8)', () => {
   });
 });
 
-describe('one audit entry per tool call (issue 17: no mutable "piped" flag)', () => {
+describe('one audit entry per tool call (no mutable "piped" flag)', () => {
   const entriesSince = async (seq: bigint) =>
     svc.deps.sql<{ event: string; outcome: string; statement: string; subject: { tool?: string } | null }[]>`
       select event, outcome, statement, subject from audit_log

@@ -1,4 +1,4 @@
-// Verified access-token claims are cached until the token expires (issue 14: the MCP hot path);
+// Verified access-token claims are cached until the token expires (the MCP hot path);
 // what can change after a token was issued is still read on every request. These tests use a
 // token first (so it is cached) and then change the world under it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 12: a person whom single sign-on creates takes their role from an identity-provider claim
+// A person whom single sign-on creates takes their role from an identity-provider claim
 // (here `groups`) mapped value by value, else the default role; an admin changes it later and a
 // later sign-in keeps that.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,7 +55,7 @@ async function ssoSignIn(): Promise<number> {
 const roleOf = async (email: string) =>
   (await svc.deps.sql<{ role: string }[]>`select role from users where lower(email) = ${email}`)[0]?.role;
 
-describe('roles from the identity provider (issue 12)', () => {
+describe('roles from the identity provider', () => {
   it('a new account in a mapped group becomes an admin', async () => {
     idp.account = {
       sub: 'idp-a',

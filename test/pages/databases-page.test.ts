@@ -1,4 +1,4 @@
-// Issue 12 "Databases page": an admin registers, checks, edits and deletes a database in the web
+// An admin registers, checks, edits and deletes a database in the web
 // UI — multipart forms with a CA certificate upload — through the same schemas as the REST API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
@@ -38,7 +38,7 @@ const page = async (path: string, who = admin) => {
   return { status: res.status, html: await res.text() };
 };
 
-describe('the Databases page (issue 12)', () => {
+describe('the Databases page', () => {
   let dbPath: string;
 
   it('shows an empty state that says what to do', async () => {

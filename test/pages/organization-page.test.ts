@@ -1,4 +1,4 @@
-// Issue 12: API keys, agents and single sign-on are set up in the web UI; secrets are shown once.
+// API keys, agents and single sign-on are set up in the web UI; secrets are shown once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
 import { signIn, startTestService, type TestService } from '../helpers/service.ts';
@@ -21,7 +21,7 @@ const post = (path: string, fields: Record<string, string>) =>
     redirect: 'manual',
   });
 
-describe('the Organization page (issue 12)', () => {
+describe('the Organization page', () => {
   it('creates an API key shown once that works, and revokes it', async () => {
     const res = await post('/organization/api-keys', { name: 'deploy pipeline' });
     expect(res.headers.get('cache-control')).toBe('no-store');

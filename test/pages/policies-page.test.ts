@@ -1,4 +1,4 @@
-// Issue 12: an admin defines a data-protection policy in the web UI, assigns it, and previews
+// An admin defines a data-protection policy in the web UI, assigns it, and previews
 // what a person sees of a table — the same answer the person's queries get.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
@@ -62,7 +62,7 @@ const post = (path: string, fields: Record<string, string | string[]>) => {
 };
 const html = async (path: string) => (await svc.fetch(path, { headers: { cookie: admin.cookie } })).text();
 
-describe('the data-protection policies page (issue 12)', () => {
+describe('the data-protection policies page', () => {
   let policyPath: string;
 
   it('says that unnamed columns are hidden by default, and creates a policy', async () => {

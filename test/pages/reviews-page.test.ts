@@ -1,4 +1,4 @@
-// Issue 12 "Review experience": comments reach both sides, a rejected request stays in front of
+// Comments reach both sides, a rejected request stays in front of
 // its author with the reason, an edit shows its diff and the approvals it voided, and every
 // request says whether it reads or writes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,7 +53,7 @@ async function submit(statement: string): Promise<string> {
 const card = (html: string, id: string) =>
   html.slice(html.indexOf(`id="${id}"`), html.indexOf('</article>', html.indexOf(`id="${id}"`)));
 
-describe('the review page (issue 12)', () => {
+describe('the review page', () => {
   it('shows the class, carries comments both ways, and keeps a rejection with its reason in front of the author', async () => {
     const id = await submit(`delete from ${w.table} where id = 3`);
     expect(card(await reviews('reviewer'), id)).toContain('writes');

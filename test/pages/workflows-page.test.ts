@@ -1,4 +1,4 @@
-// The workflow pages (issue 16) without a browser: who gets the editor, who may start and archive,
+// The workflow pages without a browser: who gets the editor, who may start and archive,
 // what a form post with bad input changes (nothing), and the island script being served.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';

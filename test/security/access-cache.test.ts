@@ -1,4 +1,4 @@
-// Issue 14: access decisions are cached between requests (store/access-cache.ts), and a
+// Access decisions are cached between requests (store/access-cache.ts), and a
 // revocation still takes effect before the next request can observe it.
 
 import { createServer, type Server, Socket } from 'node:net';
@@ -47,7 +47,7 @@ const count = () =>
 /** Another connection to the store, as psql or the admin CLI would change it. */
 const outside = () => openStore(svc.storeUrl, { max: 1 });
 
-describe('revocation wins the race with the cache (issue 14)', () => {
+describe('revocation wins the race with the cache', () => {
   it('granting and revoking database access show on the very next MCP call, every time', async () => {
     expect(svc.deps.accessCache?.live).toBe(true);
     for (let i = 0; i < 25; i++) {

@@ -1,4 +1,4 @@
-// Issue 18.1: a query request is acted on as the CALLER, with the caller's origin. An MCP client
+// A query request is acted on as the CALLER, with the caller's origin. An MCP client
 // must not run, read or cancel a request its user made through REST on a database or credential
 // the AI may not use, and whatever it does is audited as AI-originated (DESIGN.md pipeline step 2).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -67,7 +67,7 @@ async function aiAuditOf(requestId: string) {
     where request_id = ${requestId} and origin = 'ai' order by occurred_at`;
 }
 
-describe('run_query {request_id} applies the AI rules of the caller (issue 18.1)', () => {
+describe('run_query {request_id} applies the AI rules of the caller', () => {
   it('refuses a REST-approved INSERT on a database with ai_enabled=false, audits it as AI, writes nothing', async () => {
     const db = await registerDatabase(svc, {
       name: 'closed',

@@ -1,4 +1,4 @@
-// Issue 18.6 and 18.7: remembered consent is bound to the redirect URI and expires; the consent
+// Remembered consent is bound to the redirect URI and expires; the consent
 // page says how long access lasts and where to end it; access tokens must carry exp, iat and jti.
 import { startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SignJWT } from 'jose';
@@ -37,7 +37,7 @@ async function authorizeAt(browser: Browser, clientId: string, redirectUrl: stri
   return browser.fetch(authorizationUrl.toString());
 }
 
-describe('remembered consent (issue 18.6)', () => {
+describe('remembered consent', () => {
   it('is silent only at the same redirect URI, asks again at a new loopback port, and expires', async () => {
     const client = await register(d);
     const browser = new Browser(svc);
@@ -70,7 +70,7 @@ describe('remembered consent (issue 18.6)', () => {
   });
 });
 
-describe('access token claims (issue 18.7, RFC 9068 §2.2)', () => {
+describe('access token claims (RFC 9068 §2.2)', () => {
   async function forge(omit: 'exp' | 'iat' | 'jti' | null): Promise<string> {
     const key = await getSigningKey(svc.deps);
     const { tokens } = await connect(svc, svc.admin);

@@ -1,4 +1,4 @@
-// Issue 26: failures strangers cause never shut the real person or a shared AI client out; one
+// Failures strangers cause never shut the real person or a shared AI client out; one
 // spelling rule for sign-in limits; no text from a link on the pages; addresses per organization.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';

@@ -1,6 +1,6 @@
-// Issue 18.3 and 18.4: body-size limits on every public POST (413 before parsing) and failure
+// Body-size limits on every public POST (413 before parsing) and failure
 // limits on sign-in, the token endpoint and registration (429 with Retry-After), counted in the
-// store; issue 18.8's `__Host-` cookie under https.
+// store; the `__Host-` cookie under https.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addPerson, startTestService, type TestService } from '../helpers/service.ts';
 import { discover, REDIRECT, register, tokenRequest } from '../oauth/flow.ts';
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => svc?.stop());
 
-describe('body-size limits (issue 18.3)', () => {
+describe('body-size limits', () => {
   const big = 'x'.repeat(64 * 1024);
   const posts: Array<[string, string]> = [
     ['/login', 'application/x-www-form-urlencoded'],
@@ -74,7 +74,7 @@ describe('body-size limits (issue 18.3)', () => {
   });
 });
 
-describe('failure limits (issue 18.4)', () => {
+describe('failure limits', () => {
   it('sign-in: after 3 wrong passwords the account answers 429 with Retry-After, even to the right one', async () => {
     const attempt = (password: string) =>
       svc.fetch('/login', {
@@ -154,7 +154,7 @@ describe('failure limits (issue 18.4)', () => {
   });
 });
 
-describe('__Host- session cookie under https (issue 18.8)', () => {
+describe('__Host- session cookie under https', () => {
   let https: TestService;
   beforeAll(async () => {
     https = await startTestService({ env: { BASE_URL: 'https://countersign.example.test' } });

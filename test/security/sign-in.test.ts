@@ -1,4 +1,4 @@
-// Issue 18.2, 18.5, 18.8: where the browser goes after sign-in, who may post the sign-in and
+// Where the browser goes after sign-in, who may post the sign-in and
 // sign-out forms, and which sessions stay valid — in Debian's Chromium where a browser decides.
 import { createServer, type Server } from 'node:http';
 import { type Browser, chromium } from 'playwright-core';
@@ -22,7 +22,7 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-describe('the target after sign-in stays on this service (issue 18.2)', () => {
+describe('the target after sign-in stays on this service', () => {
   // Each is what an attacker puts in ?next=; the browser must end on our origin whatever it is.
   const variants = [
     '/%09/evil.test/',
@@ -81,7 +81,7 @@ describe('the target after sign-in stays on this service (issue 18.2)', () => {
   });
 });
 
-describe('login CSRF and logout CSRF (issue 18.5)', () => {
+describe('login CSRF and logout CSRF', () => {
   let other: Server;
   let otherUrl: string;
   beforeAll(async () => {
@@ -133,7 +133,7 @@ describe('login CSRF and logout CSRF (issue 18.5)', () => {
   });
 });
 
-describe('sessions (issue 18.8)', () => {
+describe('sessions', () => {
   const settingsStatus = async (cookie: string) =>
     (await svc.fetch('/api/v1/me', { headers: { cookie } })).status;
 

@@ -1,4 +1,4 @@
-// Issue 12: the per-credential limit holds for a workflow query step a person launches — the step
+// The per-credential limit holds for a workflow query step a person launches — the step
 // runs as them — while the organization key's runs are not limited.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeUser, runWorkflow, startWorkflowEnv, type WorkflowEnv } from './setup.ts';
@@ -33,7 +33,7 @@ beforeAll(async () => {
 });
 afterAll(async () => env?.stop());
 
-describe('a restricted credential in a workflow query step (issue 12)', () => {
+describe('a restricted credential in a workflow query step', () => {
   it('fails the step of a member it is not granted to, naming no credential', async () => {
     const runId = await runWorkflow(env, workflowId, {}, member.bearer);
     const run = await env.waitRun(workflowId, runId);

@@ -59,7 +59,7 @@ describe('cron schedule', () => {
   });
 });
 
-// Issue 16: parameterized jobs are scheduled too — with the defaults of their inputs.
+// Parameterized jobs are scheduled too — with the defaults of their inputs.
 describe('cron with inputs', () => {
   // SPEC.md 2.1's input definition has no default: a schedule on such a workflow is accepted,
   // the editor warns, and only a step that uses the input fails, saying why.

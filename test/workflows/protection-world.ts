@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: workflow steps are templates.
-// What the workflow data-protection tests share (issue 13): a workflow service with a PostgreSQL
+// What the workflow data-protection tests share: a workflow service with a PostgreSQL
 // and a MariaDB database each holding one person's secrets behind a policy assigned to members
 // (email masked, ssn hidden), and people with passwords (pages) and personal tokens (REST).
 import mysql from 'mysql2/promise';

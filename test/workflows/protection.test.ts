@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: workflow steps are templates.
-// Issue 13.1: a workflow is no way around a data-protection policy. A person's run queries as
+// A workflow is no way around a data-protection policy. A person's run queries as
 // that person; whoever reads a run sees its outputs under their own policy; who may start a
 // workflow is configurable. Real PostgreSQL, MariaDB, Temporal and a local HTTP receiver.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

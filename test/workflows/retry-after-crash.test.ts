@@ -1,4 +1,4 @@
-// Retry from the failed step (issue 16) against a worker killed mid-run: the worker process dies
+// Retry from the failed step against a worker killed mid-run: the worker process dies
 // (SIGKILL) while the API step is in flight, the step then fails on the worker that takes over,
 // and a retry run on yet another fresh worker reuses the completed query step instead of running
 // it again. The target table's row count is the proof: one row, however many runs.

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: step queries are expression-language templates.
-// Issue 16 "Run view": a write step says how many rows it changed, a condition that ended the run
+// A write step says how many rows it changed, a condition that ended the run
 // says so, a running run can be canceled from its page, and admins see the run's audit entries.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
@@ -27,7 +27,7 @@ afterAll(async () => {
 const page = async (path: string) =>
   (await env.svc.fetch(path, { headers: { cookie: admin.cookie } })).text();
 
-describe('the run page (issue 16)', () => {
+describe('the run page', () => {
   it('shows rows affected by a write, why a condition ended the run, timings and the audit entries', async () => {
     const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
       name: 'close one',
@@ -94,7 +94,7 @@ describe('the run page (issue 16)', () => {
   });
 });
 
-describe('the run list (issue 16)', () => {
+describe('the run list', () => {
   it('filters by workflow, status and trigger', async () => {
     const mk = async (name: string) =>
       (await env.api<{ id: string }>('POST', '/api/v1/workflows', { name, steps: [] })).body.id;
@@ -117,7 +117,7 @@ describe('the run list (issue 16)', () => {
   });
 });
 
-describe('approvals (issue 16)', () => {
+describe('approvals', () => {
   it('the approver sees who started the run and the next step filled in; only permitted people get the form; the inbox lists it', async () => {
     const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
       name: 'close after a yes',
@@ -167,7 +167,7 @@ describe('approvals (issue 16)', () => {
   });
 });
 
-describe('re-run (issue 16)', () => {
+describe('re-run', () => {
   it('starts a new run with edited inputs, recorded as a re-run in the audit log', async () => {
     const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
       name: 'echo',
@@ -196,7 +196,7 @@ describe('re-run (issue 16)', () => {
   });
 });
 
-describe('retry from the failed step (issue 16)', () => {
+describe('retry from the failed step', () => {
   it('does not run the completed query again; only the starter may retry; a changed definition is refused', async () => {
     const member = await makeUser(env, 'member', 'retry.member@example.test');
     let failing = true;
@@ -291,7 +291,7 @@ describe('retry from the failed step (issue 16)', () => {
   });
 });
 
-describe('approval expiry (issue 16)', () => {
+describe('approval expiry', () => {
   it('ends the run as configured when nobody decides in time: fail, or a rejection by expiry', async () => {
     const make = async (onTimeout: 'fail' | 'reject') =>
       (
