@@ -26,7 +26,7 @@ import { startReceiver } from '../test/peers/receiver.ts';
 import { startWorker, WORKFLOWS_PATH } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
 
-const SAMPLES = 30;
+const SAMPLES = 60;
 const WARMUP = 5;
 const TARGET_RATIO = 1.1;
 const TARGET_DECODE_MS = 5;

@@ -199,5 +199,16 @@ export function dataConverters(codec: EncryptionCodec): {
 
 /** The codec of a process of the service: its keyring, and runs' organizations from the store. */
 export function serviceCodec(deps: { sql: Tx; keyring: Keyring }): EncryptionCodec {
-  return new EncryptionCodec(deps.keyring, (id) => orgOfTemporalWorkflow(deps.sql, id));
+  // One codec per keyring and store, so the client and the worker of one process share the cache
+  // of which organization a run belongs to (one store read per run, not one per side).
+  const byStore = sharedCodecs.get(deps.keyring) ?? new WeakMap<Tx, EncryptionCodec>();
+  sharedCodecs.set(deps.keyring, byStore);
+  let codec = byStore.get(deps.sql);
+  if (!codec) {
+    codec = new EncryptionCodec(deps.keyring, (id) => orgOfTemporalWorkflow(deps.sql, id));
+    byStore.set(deps.sql, codec);
+  }
+  return codec;
 }
+
+const sharedCodecs = new WeakMap<Keyring, WeakMap<Tx, EncryptionCodec>>();
