@@ -5,7 +5,6 @@
 // 100-row query result, for an admin, with its redaction checks and audit entry (target < 5 ms p50).
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import * as v from 'valibot';
 import { createActivities } from '../activities/index.ts';
 import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
@@ -15,16 +14,14 @@ import { loadConfig } from '../config/env.ts';
 import { serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal } from '../core/temporal.ts';
 import { createUser } from '../identity/manage.ts';
-import { CreateDatabase } from '../registry/database-input.ts';
-import { createDatabase } from '../registry/databases.ts';
 import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
-import { insertOrganization, insertServiceAccount } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { startReceiver } from '../test/peers/receiver.ts';
 import { startWorker, WORKFLOWS_PATH } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
+import { benchOrg } from './world.ts';
 
 const SAMPLES = 60;
 const WARMUP = 5;
@@ -73,28 +70,14 @@ const bench: Bench = {
     });
     const plainDone = plainWorker.run();
     try {
-      const org = await insertOrganization(deps.sql, { id: newId('org'), name: 'bench' });
-      const { credentials } = await createDatabase(
-        deps,
-        org.id,
-        v.parse(CreateDatabase, {
-          name: 'bench',
-          adapter: 'postgres',
-          hostname: pg.host,
-          port: pg.port,
-          database: pg.database,
-          credentials: [
-            { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
-          ],
-        }),
-      );
+      const { orgId, credentialId, principal } = await benchOrg(deps, pg);
       const step = (query: string) => ({
         name: 'q',
         condition: null,
         permissions: [],
-        action: { __type__: 'query' as const, credential_id: credentials[0]!.id, query, timeout_seconds: 5 },
+        action: { __type__: 'query' as const, credential_id: credentialId, query, timeout_seconds: 5 },
       });
-      const threeSteps = await createWorkflow(deps, org.id, {
+      const threeSteps = await createWorkflow(deps, orgId, {
         name: 'bench three steps',
         group: null,
         cron_schedule: null,
@@ -125,23 +108,6 @@ const bench: Bench = {
           },
         ],
       } as never);
-      // Runs started the way an automation's key starts them: as its (service account) owner.
-      const svcUser = await insertServiceAccount(deps.sql, {
-        id: newId('usr'),
-        orgId: org.id,
-        name: 'bench',
-        role: 'admin',
-      });
-      const principal = {
-        kind: 'user' as const,
-        orgId: org.id,
-        userId: svcUser.id,
-        email: svcUser.email,
-        role: svcUser.role,
-        via: 'api_key' as const,
-        credentialId: 'key_bench',
-        serviceAccount: true,
-      };
       const runOn = (d: typeof deps) => async () => {
         const runId = await startRun(d, principal, threeSteps.id, {});
         const state = (await d.temporal!.client.workflow.getHandle(runId).result()) as { status: string };
@@ -151,7 +117,7 @@ const bench: Bench = {
       const ratio = percentile(encrypted!, 50) / percentile(plain!, 50);
 
       // A run whose query step returns 100 rows, decoded as the codec endpoint does.
-      const hundred = await createWorkflow(deps, org.id, {
+      const hundred = await createWorkflow(deps, orgId, {
         name: 'bench 100 rows',
         group: null,
         cron_schedule: null,
@@ -169,14 +135,14 @@ const bench: Bench = {
       const history = await raw.workflow.getHandle(runId).fetchHistory();
       const payloads = collectPayloads(history);
       const admin = await createUser(deps.sql, {
-        orgId: org.id,
+        orgId,
         email: 'bench-admin@example.test',
         role: 'admin',
         password: 'bench-password-1234',
       });
       const reader = {
         kind: 'user' as const,
-        orgId: org.id,
+        orgId,
         userId: admin.id,
         email: admin.email,
         role: 'admin' as const,

@@ -10,19 +10,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import * as v from 'valibot';
 import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
 import { buildDeps } from '../cli/boot.ts';
 import { loadConfig } from '../config/env.ts';
-import { CreateDatabase } from '../registry/database-input.ts';
-import { createDatabase } from '../registry/databases.ts';
 import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
-import { insertOrganization, insertServiceAccount } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, percentile } from './report.ts';
+import { benchOrg } from './world.ts';
 
 const SAMPLES = 5;
 const TARGET_S = 10;
@@ -85,22 +82,8 @@ const bench: Bench = {
       });
     try {
       await target.unsafe(`create table ${table} (id serial primary key)`);
-      const org = await insertOrganization(deps.sql, { id: newId('org'), name: 'bench' });
-      const { credentials } = await createDatabase(
-        deps,
-        org.id,
-        v.parse(CreateDatabase, {
-          name: 'bench',
-          adapter: 'postgres',
-          hostname: pg.host,
-          port: pg.port,
-          database: pg.database,
-          credentials: [
-            { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
-          ],
-        }),
-      );
-      const wf = await createWorkflow(deps, org.id, {
+      const { orgId, credentialId, principal } = await benchOrg(deps, pg);
+      const wf = await createWorkflow(deps, orgId, {
         name: 'bench crash',
         group: null,
         cron_schedule: null,
@@ -113,30 +96,13 @@ const bench: Bench = {
             permissions: [],
             action: {
               __type__: 'query',
-              credential_id: credentials[0]!.id,
+              credential_id: credentialId,
               query: `insert into ${table} default values returning (select 1 from pg_sleep(2))`,
               timeout_seconds: 30,
             },
           },
         ],
       });
-      // Started as an automation's key starts runs: as its service-account owner.
-      const svc = await insertServiceAccount(deps.sql, {
-        id: newId('usr'),
-        orgId: org.id,
-        name: 'bench',
-        role: 'admin',
-      });
-      const principal = {
-        kind: 'user' as const,
-        orgId: org.id,
-        userId: svc.id,
-        email: svc.email,
-        role: svc.role,
-        via: 'api_key' as const,
-        credentialId: 'key_bench',
-        serviceAccount: true,
-      };
       // The active statement of attempt `n` (its session tag ends with it): its client port.
       const running = async (attempt: number) =>
         (

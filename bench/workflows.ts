@@ -11,16 +11,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import * as v from 'valibot';
 import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
 import { buildDeps } from '../cli/boot.ts';
 import { loadConfig } from '../config/env.ts';
-import { CreateDatabase } from '../registry/database-input.ts';
-import { createDatabase } from '../registry/databases.ts';
 import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
-import { insertOrganization, insertServiceAccount } from '../store/users.ts';
 import { freePorts } from '../test/harness/process.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
@@ -28,6 +24,7 @@ import { startTemporal } from '../test/harness/temporal.ts';
 import { startReceiver } from '../test/peers/receiver.ts';
 import { startWorker } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
+import { benchOrg } from './world.ts';
 
 const SAMPLES = 60;
 const WARMUP = 10;
@@ -94,21 +91,7 @@ const bench: Bench = {
     const worker = await startWorker(deps, t.address);
     const bare = await bareFloor(t.address, t.namespace, `${taskQueue}-bare`);
     try {
-      const org = await insertOrganization(sql, { id: newId('org'), name: 'bench' });
-      const { credentials } = await createDatabase(
-        deps,
-        org.id,
-        v.parse(CreateDatabase, {
-          name: 'bench',
-          adapter: 'postgres',
-          hostname: pg.host,
-          port: pg.port,
-          database: pg.database,
-          credentials: [
-            { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
-          ],
-        }),
-      );
+      const { orgId, credentialId, principal } = await benchOrg(deps, pg);
       // timeout_seconds 5: short steps, which run as local activities (workflows/README.md);
       // null: the default timeouts (30 s), regular activities.
       const threeSteps = (timeout: number | null): Parameters<typeof createWorkflow>[2] => ({
@@ -124,7 +107,7 @@ const bench: Bench = {
             permissions: [],
             action: {
               __type__: 'query',
-              credential_id: credentials[0]!.id,
+              credential_id: credentialId,
               query: 'select 1 as one',
               timeout_seconds: timeout,
             },
@@ -152,25 +135,8 @@ const bench: Bench = {
           },
         ],
       });
-      const short = await createWorkflow(deps, org.id, threeSteps(5));
-      const long = await createWorkflow(deps, org.id, threeSteps(null));
-      // Runs started the way an automation's key starts them: as its (service account) owner.
-      const svcUser = await insertServiceAccount(deps.sql, {
-        id: newId('usr'),
-        orgId: org.id,
-        name: 'bench',
-        role: 'admin',
-      });
-      const principal = {
-        kind: 'user' as const,
-        orgId: org.id,
-        userId: svcUser.id,
-        email: svcUser.email,
-        role: svcUser.role,
-        via: 'api_key' as const,
-        credentialId: 'key_bench',
-        serviceAccount: true,
-      };
+      const short = await createWorkflow(deps, orgId, threeSteps(5));
+      const long = await createWorkflow(deps, orgId, threeSteps(null));
       const client = deps.temporal!.client;
       const ours = (wfId: string) => async () => {
         const runId = await startRun(deps, principal, wfId, {});
