@@ -9,19 +9,12 @@ import { createActivities } from '../activities/index.ts';
 import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
 import { decodeForReader } from '../automation/temporal-payloads.ts';
-import { buildDeps } from '../cli/boot.ts';
-import { loadConfig } from '../config/env.ts';
 import { serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal } from '../core/temporal.ts';
 import { createUser } from '../identity/manage.ts';
-import { generateKey } from '../store/crypto.ts';
-import { newId } from '../store/ids.ts';
-import { startServers } from '../test/harness/start.ts';
-import { createTestStore } from '../test/harness/store.ts';
-import { startReceiver } from '../test/peers/receiver.ts';
 import { startWorker, WORKFLOWS_PATH } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
-import { benchOrg } from './world.ts';
+import { benchOrg, startBenchService } from './world.ts';
 
 const SAMPLES = 60;
 const WARMUP = 5;
@@ -34,26 +27,9 @@ const ms = (xs: number[]) =>
 const bench: Bench = {
   name: 'payload-codec',
   async run(): Promise<BenchRow[]> {
-    const started = await startServers({ log: () => {} });
-    const { postgres: pg, temporal: t } = started.servers;
-    const store = await createTestStore(pg);
-    const receiver = await startReceiver();
-    const taskQueue = `bench-${newId('run').slice(-10).toLowerCase()}`;
-    const config = loadConfig({
-      DATABASE_URL: store.url,
-      COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
-      TEMPORAL_NAMESPACE: t.namespace,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      LOG_LEVEL: 'silent',
-      // The receiver listens on loopback, which the outbound network policy refuses by default.
-      COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
-    });
-    const deps = await buildDeps(config, {
-      storeUrl: store.url,
-      storeMax: 10,
-      temporalAddress: t.address,
-      dev: false,
-    });
+    const service = await startBenchService();
+    const { servers, config, deps, receiver, taskQueue } = service;
+    const { postgres: pg, temporal: t } = servers;
     const worker = await startWorker(deps, t.address);
     // The same service without encryption: its own task queue, worker and client, no data converter.
     const plainQueue = `${taskQueue}-plain`;
@@ -171,12 +147,7 @@ const bench: Bench = {
       await native.close();
       await worker.shutdown();
       await plainTemporal.connection.close();
-      await deps.temporal?.connection.close();
-      await deps.pools.closeAll();
-      await deps.sql.end({ timeout: 5 });
-      await receiver.close();
-      await store.drop();
-      await started.stop();
+      await service.stop();
     }
   },
 };

@@ -13,18 +13,12 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
-import { buildDeps } from '../cli/boot.ts';
-import { loadConfig } from '../config/env.ts';
-import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
 import { freePorts } from '../test/harness/process.ts';
-import { startServers } from '../test/harness/start.ts';
-import { createTestStore } from '../test/harness/store.ts';
 import { startTemporal } from '../test/harness/temporal.ts';
-import { startReceiver } from '../test/peers/receiver.ts';
 import { startWorker } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
-import { benchOrg } from './world.ts';
+import { benchOrg, startBenchService } from './world.ts';
 
 const SAMPLES = 60;
 const WARMUP = 10;
@@ -66,28 +60,9 @@ const ms = (xs: number[]) =>
 const bench: Bench = {
   name: 'workflows',
   async run(): Promise<BenchRow[]> {
-    const started = await startServers({ log: () => {} });
-    const { postgres: pg, temporal: t } = started.servers;
-    const store = await createTestStore(pg);
-    const receiver = await startReceiver();
-    const taskQueue = `bench-${newId('run').slice(-10).toLowerCase()}`;
-    const config = loadConfig({
-      DATABASE_URL: store.url,
-      COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
-      TEMPORAL_NAMESPACE: t.namespace,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      LOG_LEVEL: 'silent',
-      // The receiver listens on loopback, which the outbound network policy refuses by default.
-      COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
-    });
-    // The same deps as `countersign serve --with-worker` builds.
-    const deps = await buildDeps(config, {
-      storeUrl: store.url,
-      storeMax: 10,
-      temporalAddress: t.address,
-      dev: false,
-    });
-    const sql = deps.sql;
+    const service = await startBenchService();
+    const { servers, deps, receiver, taskQueue } = service;
+    const { postgres: pg, temporal: t } = servers;
     const worker = await startWorker(deps, t.address);
     const bare = await bareFloor(t.address, t.namespace, `${taskQueue}-bare`);
     try {
@@ -179,12 +154,7 @@ const bench: Bench = {
     } finally {
       await bare.stop();
       await worker.shutdown();
-      await deps.temporal?.connection.close();
-      await deps.pools.closeAll();
-      await sql.end({ timeout: 5 });
-      await receiver.close();
-      await store.drop();
-      await started.stop();
+      await service.stop();
     }
   },
 };

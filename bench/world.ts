@@ -1,13 +1,70 @@
-// What the workflow benches share: an organization with the bench's PostgreSQL registered as a
-// database, and the principal its runs start as (an automation's key: its service-account owner).
+// What the workflow benches share: the servers with a service built on them as
+// `countersign serve --with-worker` builds it, an organization with the bench's PostgreSQL
+// registered as a database, and the principal its runs start as (an automation's key: its
+// service-account owner).
 import * as v from 'valibot';
+import { buildDeps } from '../cli/boot.ts';
+import { type Config, loadConfig } from '../config/env.ts';
 import type { Deps } from '../core/deps.ts';
 import type { UserPrincipal } from '../identity/principal.ts';
 import { CreateDatabase } from '../registry/database-input.ts';
 import { createDatabase } from '../registry/databases.ts';
+import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
 import { insertOrganization, insertServiceAccount } from '../store/users.ts';
 import type { SqlServer } from '../test/harness/servers.ts';
+import { type StartedServers, startServers } from '../test/harness/start.ts';
+import { createTestStore } from '../test/harness/store.ts';
+import { startReceiver } from '../test/peers/receiver.ts';
+
+export interface BenchService {
+  servers: StartedServers['servers'];
+  config: Config;
+  deps: Deps;
+  /** An HTTP peer on loopback for API steps (allowed by the outbound policy here). */
+  receiver: Awaited<ReturnType<typeof startReceiver>>;
+  taskQueue: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the servers, a fresh store and the service's dependencies on them. */
+export async function startBenchService(): Promise<BenchService> {
+  const started = await startServers({ log: () => {} });
+  const { postgres: pg, temporal: t } = started.servers;
+  const store = await createTestStore(pg);
+  const receiver = await startReceiver();
+  const taskQueue = `bench-${newId('run').slice(-10).toLowerCase()}`;
+  const config = loadConfig({
+    DATABASE_URL: store.url,
+    COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
+    TEMPORAL_NAMESPACE: t.namespace,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    LOG_LEVEL: 'silent',
+    // The receiver listens on loopback, which the outbound network policy refuses by default.
+    COUNTERSIGN_OUTBOUND_ALLOW: '127.0.0.1',
+  });
+  const deps = await buildDeps(config, {
+    storeUrl: store.url,
+    storeMax: 10,
+    temporalAddress: t.address,
+    dev: false,
+  });
+  return {
+    servers: started.servers,
+    config,
+    deps,
+    receiver,
+    taskQueue,
+    async stop() {
+      await deps.temporal?.connection.close();
+      await deps.pools.closeAll();
+      await deps.sql.end({ timeout: 5 });
+      await receiver.close();
+      await store.drop();
+      await started.stop();
+    },
+  };
+}
 
 export interface BenchOrg {
   orgId: string;
