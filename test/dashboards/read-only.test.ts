@@ -4,12 +4,10 @@
 // before this rule), refused again at view time; a read that writes through a function runs in
 // the engine's read-only mode and fails. Against the harness PostgreSQL and MariaDB.
 import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateDashboard } from '../../store/dashboards.ts';
 import { type Person, startWorld, type World } from '../governance/world.ts';
-import { servers } from '../harness/servers.ts';
+import { withMy, withPg } from '../helpers/targets.ts';
 
 type Engine = 'postgres' | 'mariadb';
 type Problem = { status: number; detail: string; errors?: Array<{ path: string; message: string }> };
@@ -66,40 +64,6 @@ async function unseed(): Promise<void> {
     await conn.query(`drop function if exists ${writer}`);
     await conn.query(`drop table if exists ${sink}, ${people}`);
   });
-}
-
-async function withPg<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    max: 1,
-    onnotice: () => {},
-  });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end();
-  }
-}
-
-async function withMy<T>(fn: (conn: mysql.Connection) => Promise<T>): Promise<T> {
-  const my = servers().mariadb;
-  const conn = await mysql.createConnection({
-    host: my.host,
-    port: my.port,
-    user: my.user,
-    password: my.password,
-    database: my.database,
-  });
-  try {
-    return await fn(conn);
-  } finally {
-    await conn.end();
-  }
 }
 
 /** Rows in the sink table on `engine`, read directly (not through the service). */

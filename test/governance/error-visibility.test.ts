@@ -3,11 +3,10 @@
 // hides those values reads a generic message instead, wherever the error is shown: the request,
 // the request list, and the answer to the approval that ran it. The author keeps the detail.
 import { randomBytes } from 'node:crypto';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
-import { servers } from '../harness/servers.ts';
 import { signIn } from '../helpers/service.ts';
+import { withPg } from '../helpers/targets.ts';
 import {
   type AuditJson,
   json,
@@ -49,24 +48,6 @@ afterAll(async () => {
   await w?.stop();
   await withPg((sql) => sql.unsafe(`drop table if exists ${people}`));
 });
-
-async function withPg<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    max: 1,
-    onnotice: () => {},
-  });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end();
-  }
-}
 
 const base = '/api/v1/desk/query-requests';
 
