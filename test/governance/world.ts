@@ -1,12 +1,11 @@
 // What the governance tests share: a service with pools, people with personal tokens, and
 // target databases registered through the API on the harness PostgreSQL and MariaDB.
 import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
-import postgres from 'postgres';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import type { Role } from '../../store/users.ts';
 import { servers } from '../harness/servers.ts';
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.ts';
+import { withMy, withPg } from '../helpers/targets.ts';
 
 export interface Person {
   id: string;
@@ -141,59 +140,19 @@ export async function startWorld(options: TestServiceOptions = {}): Promise<Worl
 }
 
 async function seedTargets(table: string): Promise<void> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    max: 1,
-    onnotice: () => {},
-  });
-  try {
+  await withPg(async (sql) => {
     await sql`create table ${sql(table)} (id int primary key, name text)`;
     await sql`insert into ${sql(table)} values (1, 'a'), (2, 'b'), (3, 'c')`;
-  } finally {
-    await sql.end();
-  }
-  const my = servers().mariadb;
-  const conn = await mysql.createConnection({
-    host: my.host,
-    port: my.port,
-    user: my.user,
-    password: my.password,
-    database: my.database,
   });
-  try {
+  await withMy(async (conn) => {
     await conn.query(`create table \`${table}\` (id int primary key, name varchar(20))`);
     await conn.query(`insert into \`${table}\` values (1, 'a'), (2, 'b'), (3, 'c')`);
-  } finally {
-    await conn.end();
-  }
+  });
 }
 
 async function dropTargets(table: string): Promise<void> {
-  const pg = servers().postgres;
-  const sql = postgres({
-    host: pg.host,
-    port: pg.port,
-    user: pg.user,
-    password: pg.password,
-    database: pg.database,
-    max: 1,
-    onnotice: () => {},
-  });
-  await sql`drop table if exists ${sql(table)}`.finally(() => sql.end());
-  const my = servers().mariadb;
-  const conn = await mysql.createConnection({
-    host: my.host,
-    port: my.port,
-    user: my.user,
-    password: my.password,
-    database: my.database,
-  });
-  await conn.query(`drop table if exists \`${table}\``).finally(() => conn.end());
+  await withPg((sql) => sql`drop table if exists ${sql(table)}`);
+  await withMy((conn) => conn.query(`drop table if exists \`${table}\``));
 }
 
 /** A query request as the API shows it (the fields the tests read). */
