@@ -156,7 +156,7 @@ async function actorOf(sql: Tx, input: QueryStepInput): Promise<QueryActor> {
       'NotPermitted',
       'the person who started this run is no longer active, so its queries no longer run',
     );
-  // The audit entry names the person and the run it came from (governance/audit.ts).
+  // The audit entry names the person and the run it came from (audit/events.ts).
   return {
     kind: 'user',
     userId: user.id,

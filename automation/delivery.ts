@@ -3,7 +3,7 @@
 // retried attempt settle the earlier one's write instead of running it again. The editor and the
 // run page say where writes run at least once instead.
 import type { PoolSource } from '../core/deps.ts';
-import { poolFor } from '../registry/connections.ts';
+import { poolFor } from '../governance/connections.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 

@@ -2,11 +2,11 @@
 // workflow id is the run id; the store keeps one row per run, finished by the run itself.
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import type { TemporalHandle } from '../core/temporal.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
-import { recordEvent } from '../governance/audit.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';

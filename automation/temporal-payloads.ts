@@ -9,10 +9,10 @@
 //     may carry values copied from rows, so it is hidden whenever the run page would hide any
 //     of that run's values from this person.
 import type { Payload } from '@temporalio/common';
+import { recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { forbidden } from '../core/errors.ts';
 import { type EncryptionCodec, isEncrypted, ownerOf, PayloadDecryptError } from '../core/payload-codec.ts';
-import { recordEvent } from '../governance/audit.ts';
 import { readableWorkflow } from '../governance/workflow-access.ts';
 import type { UserPrincipal } from '../identity/principal.ts';
 import { findOrgRun } from '../store/temporal-owners.ts';

@@ -6,10 +6,11 @@ import { availableParallelism, loadavg } from 'node:os';
 import postgres from 'postgres';
 import * as v from 'valibot';
 import { createPoolRegistry } from '../adapters/index.ts';
+import { recordAttempt } from '../audit/events.ts';
 import { openMigratedStore } from '../cli/boot.ts';
 import { createLogger } from '../core/logger.ts';
-import { recordAttempt } from '../governance/audit.ts';
 import { classifyStatement } from '../governance/classify.ts';
+import { connectionConfigFor, poolVersion } from '../governance/connections.ts';
 import {
   DEFAULT_TIMEOUT_SECONDS,
   type GovernanceDeps,
@@ -19,7 +20,6 @@ import {
   runGovernedQuery,
 } from '../governance/query.ts';
 import { createUser } from '../identity/manage.ts';
-import { connectionConfigFor, poolVersion } from '../registry/connections.ts';
 import { CreateDatabase } from '../registry/database-input.ts';
 import { createDatabase } from '../registry/databases.ts';
 import { generateKey, Keyring } from '../store/crypto.ts';

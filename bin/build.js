@@ -8,7 +8,7 @@
 //   workflow-bundle.js                   workflows/index.ts bundled by Temporal's bundleWorkflowCode;
 //                                        the compiled worker loads it (workflowBundle.codePath)
 //   migrations/*.sql                     the store migrations, read beside the compiled code
-//   assets/*.js, assets/*.css            the pages' scripts and stylesheets (api/pages/assets), likewise
+//   assets/*.js, assets/*.css            the pages' scripts and stylesheets (api/web/kit/assets), likewise
 //   embedded-store-thread.mjs            dev mode's PGlite thread, started by URL beside the code
 //   build.json                           every source file both bundles were made from, with its
 //                                        size, mtime and SHA-256, so bin/countersign.js can tell a
@@ -89,10 +89,10 @@ try {
   const migrations = (await readdir(join(ROOT, 'store/migrations'))).filter((f) => f.endsWith('.sql'));
   for (const f of migrations) await copyFile(join(ROOT, 'store/migrations', f), join(temp, 'migrations', f));
 
-  // Browser scripts the pages serve (api/pages/assets), read beside the compiled code.
+  // Browser scripts the pages serve (api/web/kit/assets), read beside the compiled code.
   await mkdir(join(temp, 'assets'));
-  const assets = (await readdir(join(ROOT, 'api/pages/assets'))).filter((f) => /\.(js|css)$/.test(f));
-  for (const f of assets) await copyFile(join(ROOT, 'api/pages/assets', f), join(temp, 'assets', f));
+  const assets = (await readdir(join(ROOT, 'api/web/kit/assets'))).filter((f) => /\.(js|css)$/.test(f));
+  for (const f of assets) await copyFile(join(ROOT, 'api/web/kit/assets', f), join(temp, 'assets', f));
 
   // Files the code starts or loads by URL beside itself (new URL('./…', import.meta.url)): a worker
   // thread, the Temporal failure converter.
@@ -105,7 +105,7 @@ try {
     ),
   );
   for (const f of migrations) sources.add(`store/migrations/${f}`);
-  for (const f of assets) sources.add(`api/pages/assets/${f}`);
+  for (const f of assets) sources.add(`api/web/kit/assets/${f}`);
   for (const f of besides) sources.add(f);
   // The workflow bundle holds the SDK's own code: a changed lock file may change it.
   sources.add('package-lock.json');

@@ -2,8 +2,8 @@
 // way whether the CLI opens the store itself or dev mode runs them for it over the local command
 // channel (cli/local-commands.ts) — PGlite serves one connection, which dev mode holds.
 import { parseArgs } from 'node:util';
+import { verifyAllChains } from '../audit/events.ts';
 import type { Config } from '../config/env.ts';
-import { verifyAllChains } from '../governance/audit.ts';
 import { createApiKey, createPersonalToken, createUser } from '../identity/manage.ts';
 import { listAgents, registerAgent, revokeAgent } from '../registry/agents.ts';
 import type { Sql } from '../store/db.ts';

@@ -5,7 +5,7 @@ import { startEmbeddedStore } from './embedded-store.ts';
 import { findTemporalCli, startEmbeddedTemporal } from './embedded-temporal.ts';
 import { dynamicConfigArgs } from './temporal-latency.ts';
 
-/** Where serve answers the Temporal codec-server contract (api/routes/temporal-codec.ts). */
+/** Where serve answers the Temporal codec-server contract (api/rest/temporal-codec.ts). */
 const CODEC_PATH = '/temporal/codec';
 
 export interface DevHandle {

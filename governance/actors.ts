@@ -1,8 +1,8 @@
+import { recordEvent } from '../audit/events.ts';
 import { forbidden, validationFailed } from '../core/errors.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Tx } from '../store/db.ts';
 import { findUserByEmail, findUserById, type Role } from '../store/users.ts';
-import { recordEvent } from './audit.ts';
 import type { QueryActor } from './types.ts';
 
 const RANK: Record<Role, number> = { member: 0, admin: 1, super_admin: 2 };

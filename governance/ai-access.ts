@@ -4,12 +4,12 @@
 // tools hold no access rule of their own.
 import type { SchemaTable } from '../adapters/types.ts';
 import type { Deps } from '../core/deps.ts';
-import { poolFor } from '../registry/connections.ts';
 import { type AuditRow, searchAudit } from '../store/audit.ts';
 import { type CredentialRow, type DatabaseRow, listCredentials, listDatabases } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { resolveTarget, usableCredentials } from './access.ts';
 import { aiClientLimits, aiClientRefusal } from './ai-clients.ts';
+import { poolFor } from './connections.ts';
 import { QueryDeniedError } from './errors.ts';
 import type { AiClientLimits, QueryActor } from './types.ts';
 

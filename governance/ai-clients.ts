@@ -1,12 +1,13 @@
 // Per-client limits on AI access: an organization's admins disable a connected AI
 // client or keep it to some databases, on top of what its person may do (DESIGN.md pipeline
 // step 2). AI clients only ever read (SPEC.md 1.4), so no per-client read-only switch is needed.
+
+import { recordEvent } from '../audit/events.ts';
 import { forbidden, validationFailed } from '../core/errors.ts';
 import { type AiClientControlRow, findAiClientControl, upsertAiClientControl } from '../store/ai-clients.ts';
 import { findDatabase } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { findClient } from '../store/oauth.ts';
-import { recordEvent } from './audit.ts';
 import type { AiClientLimits, QueryActor } from './types.ts';
 
 export async function aiClientLimits(sql: Tx, orgId: string, clientId: string): Promise<AiClientLimits> {

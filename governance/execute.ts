@@ -1,13 +1,13 @@
 // Steps 4–6 of the pipeline (DESIGN.md): execute and audit. Direct queries (query.ts) and approved
 // query requests (requests.ts) both run through executeGoverned, and nothing else runs a statement.
 import type { ExecuteOptions, ParamValue, QueryResult } from '../adapters/types.ts';
+import { type AuditAttempt, markAudited, type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { AppError } from '../core/errors.ts';
-import { poolFor } from '../registry/connections.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import { updateRequest } from '../store/query-requests.ts';
 import { checkAiUse } from './ai-access.ts';
-import { type AuditAttempt, markAudited, type ReviewFacts, recordAttempt } from './audit.ts';
 import type { StatementClass } from './classify.ts';
+import { poolFor } from './connections.ts';
 import { type AttemptOutcome, runStepAttempt, type StepAttempt } from './once.ts';
 import { planProtection, ServerStyleError } from './protection/index.ts';
 import type { GovernanceDeps, GovernedOutcome, GovernedQuery, QueryActor, QueryOrigin } from './types.ts';

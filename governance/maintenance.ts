@@ -1,7 +1,7 @@
+import { recordAttempt } from '../audit/events.ts';
 import { failAbandonedRequests } from '../store/query-requests.ts';
 import { pruneBuckets } from '../store/rate-limits.ts';
 import { findUserById } from '../store/users.ts';
-import { recordAttempt } from './audit.ts';
 import { decodeParams } from './params.ts';
 import type { GovernanceDeps } from './types.ts';
 

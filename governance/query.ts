@@ -1,8 +1,8 @@
+import { type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { validationFailed } from '../core/errors.ts';
 import { newId } from '../store/ids.ts';
 import { insertRequest, insertRevision } from '../store/query-requests.ts';
 import { resolveTarget } from './access.ts';
-import { type ReviewFacts, recordAttempt } from './audit.ts';
 import { classifyStatement } from './classify.ts';
 import {
   type AttemptBase,

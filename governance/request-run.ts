@@ -1,10 +1,11 @@
 // Running a query request (governance/README.md "Request life cycle"): whether the author runs it
 // or the last approval of a run-on-approval request does, every rule is checked again and the
 // request is claimed so it runs once, then executed through the pipeline's execute step.
+
+import type { ReviewFacts } from '../audit/events.ts';
 import { conflict } from '../core/errors.ts';
 import { claimRequest, type QueryRequestRow, updateRequest } from '../store/query-requests.ts';
 import { resolveTarget } from './access.ts';
-import type { ReviewFacts } from './audit.ts';
 import { classifyStatement } from './classify.ts';
 import {
   DEFAULT_TIMEOUT_SECONDS,

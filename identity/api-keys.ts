@@ -3,8 +3,9 @@
 // in, with its own role (member or admin, never super admin), grants and data-protection policy
 // through the same user_id tables as a person's. Marking a key for x-act-as-user is a super
 // admin's own act, never a key's.
+
+import { recordEvent } from '../audit/events.ts';
 import { forbidden, notFound, validationFailed } from '../core/errors.ts';
-import { recordEvent } from '../governance/audit.ts';
 import type { QueryActor } from '../governance/types.ts';
 import { type ApiKeyRow, setApiKeyActAs } from '../store/api-keys.ts';
 import type { Sql } from '../store/db.ts';

@@ -4,8 +4,9 @@
 // and AI-client grants at once, so enabling them again does not bring old credentials back.
 // Super admins are managed only by a super admin person: an organization API key may have been
 // made by an admin, and through it that admin would otherwise make themselves super admin.
+
+import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
-import { recordEvent } from '../governance/audit.ts';
 import type { QueryActor } from '../governance/query.ts';
 import { findApiKey, revokeOwnedApiKeys } from '../store/api-keys.ts';
 import type { Sql, Tx } from '../store/db.ts';

@@ -4,7 +4,7 @@
 // (organization, issuer, subject) made when SSO created the account, when the person confirmed
 // with their password, or when the provider marked the email verified (OIDC Core §5.1
 // email_verified) and the email is in one of the organization's own domains.
-import { recordEvent } from '../governance/audit.ts';
+import { recordEvent } from '../audit/events.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
 import { findSsoConfig, findSsoLink, insertSsoLink, type SsoConfigRow } from '../store/sso.ts';

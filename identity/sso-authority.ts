@@ -4,8 +4,9 @@
 // and confirmed by entering their password again at that moment (re-authentication before a
 // sensitive change, NIST SP 800-63B §4.2.3 / OWASP ASVS 4.0 V3.7.1). A wrong password here is
 // a guess like one at sign-in, so it counts in the sign-in limits of the account at that address.
+
+import { recordEvent } from '../audit/events.ts';
 import { forbidden, tooManyRequests, validationFailed } from '../core/errors.ts';
-import { recordEvent } from '../governance/audit.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { verifyPassword } from '../store/secrets.ts';
 import { findUserById } from '../store/users.ts';

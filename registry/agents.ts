@@ -14,7 +14,7 @@ import {
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { mintSecret, parseSecret, secretMatches } from '../store/secrets.ts';
-import { type AgentStatus, agentStatus } from './agent-status.ts';
+import { type AgentStatus, agentStatus } from '../tunnels/agent-status.ts';
 
 /** Token kind: `csagent_<agent ULID>_<43 random chars>` (store/secrets.ts). */
 export const AGENT_TOKEN_KIND = 'csagent';

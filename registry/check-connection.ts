@@ -1,10 +1,10 @@
+import { connectionConfigFor } from '../governance/connections.ts';
 import type { QueryActor } from '../governance/query.ts';
 import type { Keyring } from '../store/crypto.ts';
 import { findCredentialByUsername } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import type { AgentTunnels } from '../tunnels/hub.ts';
 import { routedAdapterFor } from '../tunnels/pools.ts';
-import { connectionConfigFor } from './connections.ts';
 import { getDatabase } from './databases.ts';
 
 /** SPEC.md 7: `ok`, or the database's own error message; null when database or credential is unknown. */

@@ -42,7 +42,7 @@ export type AuditInsert = Omit<AuditRow, 'seq' | 'prev_hash' | 'hash'>;
 
 /**
  * Appends one entry to its organization's chain (audit_append, store/migrations/0020_audit_batch.sql).
- * The row is stored from `body`, the canonical text of the entry (governance/audit-chain.ts
+ * The row is stored from `body`, the canonical text of the entry (audit/chain.ts
  * bodyText) that is hashed, so the two cannot disagree; of `e` only the id and organization are read.
  * On a root pool the entry joins that pool's group commit (store/audit-writer.ts); inside a
  * transaction it is appended at once on the transaction, so a rollback takes it back (and its
@@ -59,7 +59,7 @@ export async function appendAudit(
   return row!;
 }
 
-/** Search filters (api/routes/audit.ts); every one optional. */
+/** Search filters (api/rest/audit.ts); every one optional. */
 export interface AuditFilter {
   /** A user, API key or workflow-run id: matches entries where it is any of the actor columns. */
   actor?: string | undefined;

@@ -8,7 +8,6 @@ import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
 import { AdapterError } from '../adapters/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import { agentLabel, isConnectedRow } from '../registry/agent-status.ts';
 import {
   type AgentRow,
   findAgent,
@@ -18,6 +17,7 @@ import {
   markAgentSeen,
 } from '../store/agents.ts';
 import type { Sql } from '../store/db.ts';
+import { agentLabel, isConnectedRow } from './agent-status.ts';
 import { LoopbackListeners, targetKey } from './loopback.ts';
 import { Mux } from './mux.ts';
 import {

@@ -2,7 +2,7 @@
 // (hub.ts), the relay to the process that holds the tunnel (relay-client.ts), or the router that
 // picks between them (router.ts). TunnelBook is the bookkeeping the first two share.
 
-import { agentLabel } from '../registry/agent-status.ts';
+import { agentLabel } from './agent-status.ts';
 import { targetKey } from './loopback.ts';
 import type { Target } from './protocol.ts';
 

@@ -1,6 +1,7 @@
 // What every MCP tool works with: the caller (the token's user and client) and shared helpers.
 import type * as v from 'valibot';
 import type { SchemaTable } from '../../adapters/types.ts';
+import { recordEvent } from '../../audit/events.ts';
 import type { Deps } from '../../core/deps.ts';
 import {
   type AiActor,
@@ -8,7 +9,6 @@ import {
   aiTarget as aiTargetFor,
   readTargetSchema,
 } from '../../governance/ai-access.ts';
-import { recordEvent } from '../../governance/audit.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 

@@ -9,10 +9,10 @@ import {
 } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import * as v from 'valibot';
+import { wasAudited } from '../../audit/events.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { mcpToolCalls } from '../../core/metrics.ts';
-import { wasAudited } from '../../governance/audit.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { auditToolCall, type ToolContext, type ToolDef, toolContext } from './context.ts';
 import { toolInputSchema } from './tool-schema.ts';

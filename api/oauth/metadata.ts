@@ -44,7 +44,7 @@ export function authorizationServerMetadata(baseUrl: string) {
 
 /**
  * The well-known documents; every URL in them comes from config.baseUrl. The JWKS itself is
- * api/routes/jwks.ts; the CORS middleware here covers it too (it matches /.well-known/*).
+ * api/rest/jwks.ts; the CORS middleware here covers it too (it matches /.well-known/*).
  */
 export function metadataRoutes(deps: Pick<Deps, 'config'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();

@@ -6,7 +6,7 @@ import { authenticateSession } from '../../identity/authenticate.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
 import type { Tx } from '../../store/db.ts';
 import { csrfMatches } from '../middleware/auth.ts';
-import { Layout } from '../pages/layout.tsx';
+import { Layout } from '../web/kit/layout.tsx';
 
 /** The signed-in user of a page request, or null. */
 export async function pageSession(

@@ -4,7 +4,6 @@
 import type { ParamValue, QueryResult } from '../../adapters/types.ts';
 import type { PoolSource } from '../../core/deps.ts';
 import type { Logger } from '../../core/logger.ts';
-import { poolFor, poolVersion } from '../../registry/connections.ts';
 import { type DbSchema, readDbSchema, SchemaCache } from '../../sql/catalog.ts';
 import { cachedAccessRead } from '../../store/access-cache.ts';
 import type { Keyring } from '../../store/crypto.ts';
@@ -16,6 +15,7 @@ import {
 } from '../../store/data-protection.ts';
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 import type { Tx } from '../../store/db.ts';
+import { poolFor, poolVersion } from '../connections.ts';
 import type { QueryActor } from '../types.ts';
 import { rewriteMysql } from './mysql.ts';
 import { rewritePostgres } from './postgres.ts';

@@ -4,7 +4,7 @@
 // the callers whose entries were not written.
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../governance/audit.ts';
+import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../audit/events.ts';
 import { appendNow, isPool } from '../../store/audit-writer.ts';
 import { auditLaneOf, openStore, type Sql } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';

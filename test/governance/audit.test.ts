@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyAuditChain } from '../../governance/audit.ts';
+import { verifyAuditChain } from '../../audit/events.ts';
 import { type AuditJson, json, type Person, startWorld, type World } from './world.ts';
 
 let w: World;

@@ -3,8 +3,8 @@
 // (it runs, and no protected value or telling fragment comes back) or refused with a clear error.
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionConfigFor, poolVersion } from '../../governance/connections.ts';
 import { describeProtection, planProtection } from '../../governance/protection/index.ts';
-import { connectionConfigFor, poolVersion } from '../../registry/connections.ts';
 import { findCredential, findDatabase } from '../../store/databases.ts';
 import { newId } from '../../store/ids.ts';
 import { servers } from '../harness/servers.ts';

@@ -1,0 +1,298 @@
+// The Databases pages: the same domain functions and validation schemas as
+// /api/v1/desk/databases, driven by forms. Registering, editing and deleting need an admin.
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../../core/deps.ts';
+import type { AppError } from '../../../core/errors.ts';
+import { listAgents } from '../../../registry/agents.ts';
+import { checkConnection } from '../../../registry/check-connection.ts';
+import { CreateDatabase, PatchDatabase } from '../../../registry/database-input.ts';
+import {
+  createDatabase,
+  deleteDatabase,
+  getDatabase,
+  listDatabases,
+  patchDatabase,
+} from '../../../registry/databases.ts';
+import {
+  grantAccess,
+  grantCredential,
+  listCredentialAccess,
+  listDatabaseGrants,
+  revokeAccess,
+  revokeCredentialGrant,
+} from '../../../registry/grants.ts';
+import { listUsers, type Role } from '../../../store/users.ts';
+import {
+  adminPagesOnly,
+  attempt,
+  type PageContext,
+  type PageEnv,
+  pageActor,
+  redirectWith,
+  render,
+} from '../kit/page-context.tsx';
+import { policyPageRoutes } from '../policies/routes.tsx';
+import type { FieldErrors } from './fields.tsx';
+import {
+  createBodyFromForm,
+  credentialPatchFromForm,
+  fieldOf,
+  type Posted,
+  patchBodyFromForm,
+} from './form.ts';
+import { DatabaseDetail, DatabaseList, NewDatabase } from './view.tsx';
+
+export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
+  const app = new Hono<PageEnv>();
+  const agentsOf = async (orgId: string) =>
+    (await listAgents(deps, orgId)).filter((a) => !a.revoked).map((a) => ({ id: a.id, name: a.name }));
+
+  app.get('/databases', async (c) => {
+    const p = c.get('principal');
+    const group = c.req.query('group') || undefined;
+    const all = await listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 200 });
+    const groups = [
+      ...new Set(all.items.map((i) => i.db.group_name).filter((g): g is string => Boolean(g))),
+    ].sort();
+    return render(
+      c,
+      'databases',
+      'Databases',
+      <DatabaseList
+        items={group ? all.items.filter((i) => i.db.group_name === group) : all.items}
+        groups={groups}
+        group={group}
+        isAdmin={p.role !== 'member'}
+        notice={c.req.query('notice')}
+        error={c.req.query('error')}
+      />,
+    );
+  });
+
+  // Everything below manages databases: admins only.
+  app.use('/databases/*', adminPagesOnly('manage databases', 'databases'));
+
+  app.get('/databases/new', async (c) => newPage(c, {}, {}));
+  app.route('/', policyPageRoutes(deps));
+
+  app.post('/databases', async (c) => {
+    const form = await posted(c);
+    const parsed = v.safeParse(CreateDatabase, createBodyFromForm(form));
+    if (!parsed.success) return newPage(c, form, issuesOf(parsed.issues), 422);
+    const out = await attempt(() => createDatabase(deps, c.get('principal').orgId, parsed.output));
+    if (!out.ok) return newPage(c, form, errorsOf(out.error), 422);
+    return redirectWith(c, `/databases/${out.value.db.id}`, 'notice', `Registered ${out.value.db.name}.`);
+  });
+
+  app.get('/databases/:id', (c) => detailPage(c, {}));
+
+  app.post('/databases/:id', async (c) => {
+    const parsed = v.safeParse(PatchDatabase, patchBodyFromForm(await posted(c)));
+    if (!parsed.success) return detailPage(c, { errors: issuesOf(parsed.issues) }, 422);
+    return change(
+      c,
+      () => patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id'), parsed.output),
+      'Settings saved.',
+    );
+  });
+
+  app.post('/databases/:id/delete', async (c) => {
+    const found = await attempt(() =>
+      getDatabase(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id')),
+    );
+    if (!found.ok) return redirectWith(c, '/databases', 'error', found.error.detail);
+    if ((c.get('form').confirm ?? '').trim() !== found.value.db.name)
+      return redirectWith(
+        c,
+        `/databases/${found.value.db.id}`,
+        'error',
+        'The name you typed does not match; nothing was deleted.',
+      );
+    const out = await attempt(() =>
+      deleteDatabase(deps, c.get('principal').orgId, pageActor(c), found.value.db.id),
+    );
+    return out.ok
+      ? redirectWith(c, '/databases', 'notice', `Deleted ${found.value.db.name}.`)
+      : redirectWith(c, `/databases/${found.value.db.id}`, 'error', out.error.detail);
+  });
+
+  app.post('/databases/:id/credentials', (c) => credentialChange(c, null));
+  app.post('/databases/:id/credentials/:cid', (c) => credentialChange(c, c.req.param('cid')));
+  app.post('/databases/:id/credentials/:cid/delete', (c) =>
+    change(
+      c,
+      () =>
+        patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id'), {
+          credentials: [{ id: c.req.param('cid'), delete: true }],
+        }),
+      'Credential removed.',
+    ),
+  );
+
+  // SPEC.md 7: the server's own message, shown beside the credential.
+  app.post('/databases/:id/credentials/:cid/check', async (c) => {
+    const p = c.get('principal');
+    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id')));
+    const cred = found.ok ? found.value.credentials.find((x) => x.id === c.req.param('cid')) : undefined;
+    if (!cred) return redirectWith(c, '/databases', 'error', 'No such credential.');
+    const message =
+      (await checkConnection(deps, p.orgId, pageActor(c), c.req.param('id'), cred.username)) ?? 'not found';
+    return detailPage(c, { checked: { credentialId: cred.id, message } });
+  });
+
+  app.post('/databases/:id/credentials/:cid/grants', async (c) => {
+    const [kind, value] = (c.get('form').grantee ?? '').split(':');
+    const to = kind === 'role' ? { role: value as Role } : { userId: value ?? '' };
+    return change(
+      c,
+      () => grantCredential(deps.sql, c.get('principal').orgId, pageActor(c), target(c), to),
+      'Granted.',
+    );
+  });
+  app.post('/databases/:id/credentials/:cid/grants/:gid/delete', (c) =>
+    change(
+      c,
+      () =>
+        revokeCredentialGrant(
+          deps.sql,
+          c.get('principal').orgId,
+          pageActor(c),
+          target(c),
+          c.req.param('gid'),
+        ),
+      'Grant removed.',
+    ),
+  );
+  app.post('/databases/:id/grants', (c) =>
+    change(
+      c,
+      () =>
+        grantAccess(
+          deps.sql,
+          c.get('principal').orgId,
+          pageActor(c),
+          c.req.param('id'),
+          c.get('form').user_id ?? '',
+        ),
+      'Access granted.',
+    ),
+  );
+  app.post('/databases/:id/grants/:userId/delete', (c) =>
+    change(
+      c,
+      () =>
+        revokeAccess(
+          deps.sql,
+          c.get('principal').orgId,
+          pageActor(c),
+          c.req.param('id'),
+          c.req.param('userId'),
+        ),
+      'Access revoked.',
+    ),
+  );
+
+  const target = (c: PageContext) => ({
+    databaseId: c.req.param('id') ?? '',
+    credentialId: c.req.param('cid') ?? '',
+  });
+
+  async function credentialChange(c: PageContext, id: string | null) {
+    const entry = credentialPatchFromForm(await posted(c), id);
+    const parsed = v.safeParse(PatchDatabase, { credentials: [entry] });
+    if (!parsed.success) return detailPage(c, { errors: issuesOf(parsed.issues, true) }, 422);
+    return change(
+      c,
+      () =>
+        patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id') ?? '', parsed.output),
+      id ? 'Credential saved.' : 'Credential added.',
+      true,
+    );
+  }
+
+  /** Runs a change, then back to the database page with what happened (Post/Redirect/Get). */
+  async function change(c: PageContext, fn: () => Promise<unknown>, done: string, credentialForm = false) {
+    const out = await attempt(fn);
+    const page = `/databases/${c.req.param('id')}`;
+    if (out.ok) return redirectWith(c, page, 'notice', done);
+    if (out.error.errors) return detailPage(c, { errors: errorsOf(out.error, credentialForm) }, 422);
+    return redirectWith(c, page, 'error', out.error.detail);
+  }
+
+  async function newPage(c: PageContext, form: Posted, errors: FieldErrors, status: 200 | 422 = 200) {
+    const p = c.get('principal');
+    return render(
+      c,
+      'databases',
+      'Register a database',
+      <NewDatabase form={form} errors={errors} agents={await agentsOf(p.orgId)} csrf={c.get('csrfToken')} />,
+      status,
+    );
+  }
+
+  async function detailPage(
+    c: PageContext,
+    extra: { errors?: FieldErrors; checked?: { credentialId: string; message: string } },
+    status: 200 | 422 = 200,
+  ) {
+    const p = c.get('principal');
+    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id') ?? ''));
+    if (!found.ok) return render(c, 'databases', 'Not found', <p class="error">No such database.</p>, 404);
+    const { db, credentials } = found.value;
+    const credentialGrants = Object.fromEntries(
+      await Promise.all(
+        credentials.map(
+          async (cr) =>
+            [
+              cr.id,
+              (await listCredentialAccess(deps.sql, p.orgId, pageActor(c), db.id, cr.id)).grants,
+            ] as const,
+        ),
+      ),
+    );
+    return render(
+      c,
+      'databases',
+      db.name,
+      <DatabaseDetail
+        db={db}
+        credentials={credentials}
+        credentialGrants={credentialGrants}
+        grants={db.restrict_access ? await listDatabaseGrants(deps.sql, p.orgId, pageActor(c), db.id) : []}
+        people={await listUsers(deps.sql, p.orgId)}
+        agents={await agentsOf(p.orgId)}
+        errors={extra.errors ?? {}}
+        csrf={c.get('csrfToken')}
+        checked={extra.checked}
+        notice={c.req.query('notice')}
+        error={extra.errors ? 'Nothing was saved: correct the fields marked below.' : c.req.query('error')}
+      />,
+      status,
+    );
+  }
+  return app;
+}
+
+/** The form with uploaded certificate files read as text (pageSession kept only the text fields). */
+async function posted(c: PageContext): Promise<Posted> {
+  const form: Posted = { ...c.get('form') };
+  const body = await c.req.parseBody();
+  for (const [k, value] of Object.entries(body)) {
+    if (value instanceof File && value.size > 0) form[k] = await value.text();
+  }
+  return form;
+}
+
+function issuesOf(issues: v.BaseIssue<unknown>[], credentialForm = false): FieldErrors {
+  const out: FieldErrors = {};
+  for (const i of issues) out[fieldOf(v.getDotPath(i) ?? '', credentialForm)] ??= i.message;
+  return out;
+}
+
+function errorsOf(err: AppError, credentialForm = false): FieldErrors {
+  const out: FieldErrors = {};
+  for (const e of err.errors ?? [{ path: '', message: err.detail }])
+    out[fieldOf(e.path, credentialForm)] ??= e.message;
+  return out;
+}

@@ -1,0 +1,56 @@
+// The web interface (DESIGN.md: hono/jsx pages served by the API). Every page here needs a
+// session; handlers call the same domain functions as the REST routes and draw the answer.
+import { Hono } from 'hono';
+import type { Deps } from '../../core/deps.ts';
+import { auditPageRoutes } from './audit/routes.tsx';
+import { consolePageRoutes } from './console/routes.tsx';
+import { dashboardPageRoutes } from './dashboards/routes.tsx';
+import { databasePageRoutes } from './databases/routes.tsx';
+import { type PageEnv, pageSession } from './kit/page-context.tsx';
+import { organizationPageRoutes } from './organization/routes.tsx';
+import { peoplePageRoutes } from './people/routes.tsx';
+import { reviewPageRoutes } from './reviews/routes.tsx';
+import { runPageRoutes } from './runs/routes.tsx';
+import { settingsPageRoutes } from './settings/routes.tsx';
+import { workflowPageRoutes } from './workflows/routes.tsx';
+
+/** GET/POST pages: dashboards, console, reviews, workflows, runs, audit, settings (api/web/README.md). */
+export function pageRoutes(deps: Deps): Hono<PageEnv> {
+  const app = new Hono<PageEnv>();
+  const signedIn = pageSession(deps.sql);
+  for (const path of [
+    '/',
+    '/dashboards',
+    '/dashboards/*',
+    '/console',
+    '/reviews',
+    '/reviews/*',
+    '/runs',
+    '/runs/*',
+    '/workflows',
+    '/workflows/*',
+    '/audit',
+    '/settings',
+    '/settings/*',
+    '/people',
+    '/people/*',
+    '/databases',
+    '/databases/*',
+    '/organization',
+    '/organization/*',
+  ])
+    app.use(path, signedIn);
+
+  app.get('/', (c) => c.redirect('/dashboards', 302));
+  app.route('/', dashboardPageRoutes(deps));
+  app.route('/', consolePageRoutes(deps));
+  app.route('/', workflowPageRoutes(deps));
+  app.route('/', reviewPageRoutes(deps));
+  app.route('/', runPageRoutes(deps));
+  app.route('/', auditPageRoutes(deps));
+  app.route('/', settingsPageRoutes(deps));
+  app.route('/', peoplePageRoutes(deps));
+  app.route('/', databasePageRoutes(deps));
+  app.route('/', organizationPageRoutes(deps));
+  return app;
+}

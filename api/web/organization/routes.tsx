@@ -1,0 +1,197 @@
+// The Organization page (admins): the same domain functions as /api/v1/api-keys,
+// /api/v1/agents and /api/v1/sso.
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../../core/deps.ts';
+import type { AppError } from '../../../core/errors.ts';
+import { setAiClientControl } from '../../../governance/ai-clients.ts';
+import { issueApiKey, markApiKeyActAs } from '../../../identity/api-keys.ts';
+import { revokeOrgApiKey } from '../../../identity/manage.ts';
+import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../../identity/sso.ts';
+import { listAgents, registerAgent, revokeAgent } from '../../../registry/agents.ts';
+import { listOrgAiClients } from '../../../store/ai-clients.ts';
+import { listApiKeys } from '../../../store/api-keys.ts';
+import { listDatabases as listDatabaseRows } from '../../../store/databases.ts';
+import { SsoInput, ssoThrottle } from '../../rest/sso.ts';
+import {
+  adminPagesOnly,
+  attempt,
+  type PageContext,
+  type PageEnv,
+  pageActor,
+  redirectWith,
+  render,
+} from '../kit/page-context.tsx';
+import { OrganizationPage } from './view.tsx';
+
+/** `value = role` lines of the settings form; a line without `=` is kept whole so it is named. */
+function roleMapOf(text: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === '') continue;
+    const at = line.lastIndexOf('=');
+    map[(at < 0 ? line : line.slice(0, at)).trim()] = at < 0 ? '' : line.slice(at + 1).trim();
+  }
+  return map;
+}
+
+export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
+  const app = new Hono<PageEnv>();
+  const adminsOnly = adminPagesOnly('manage the organization');
+  const throttleOf = (c: PageContext) => ssoThrottle(c, deps.config);
+  app.use('/organization', adminsOnly);
+  app.use('/organization/*', adminsOnly);
+
+  app.get('/organization', (c) => page(c, {}));
+
+  app.post('/organization/api-keys', async (c) => {
+    const form = c.get('form');
+    const name = (form.name ?? '').trim();
+    if (name === '' || name.length > 200)
+      return redirectWith(c, '/organization', 'error', 'An API key needs a name.');
+    const role = form.role === 'admin' ? 'admin' : 'member';
+    const out = await attempt(() =>
+      issueApiKey(deps.sql, c.get('principal'), pageActor(c), {
+        name,
+        serviceAccount: form.owner === 'service_account' ? { role } : undefined,
+        actAsAllowed: form.act_as_allowed === 'true',
+      }),
+    );
+    if (!out.ok) return redirectWith(c, '/organization', 'error', out.error.detail);
+    return page(c, { created: { kind: 'key', name, secret: out.value.secret } });
+  });
+  app.post('/organization/api-keys/:id/act-as', async (c) => {
+    const id = c.req.param('id');
+    const p = c.get('principal');
+    const key = (await listApiKeys(deps.sql, p.orgId)).find((k) => k.id === id && !k.revoked_at);
+    if (!key) return redirectWith(c, '/organization', 'error', 'No such API key.');
+    const out = await attempt(() => markApiKeyActAs(deps.sql, p, pageActor(c), id, !key.act_as_allowed));
+    return out.ok
+      ? redirectWith(c, '/organization', 'notice', 'The API key was updated.')
+      : redirectWith(c, '/organization', 'error', out.error.detail);
+  });
+  app.post('/organization/api-keys/:id/revoke', async (c) =>
+    (await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id')))
+      ? redirectWith(c, '/organization', 'notice', 'The API key was revoked.')
+      : redirectWith(c, '/organization', 'error', 'No such API key.'),
+  );
+
+  app.post('/organization/agents', async (c) => {
+    const name = (c.get('form').name ?? '').trim();
+    const p = c.get('principal');
+    const out = await attempt(() => registerAgent(deps, { orgId: p.orgId, name, createdBy: p.userId }));
+    if (!out.ok) return redirectWith(c, '/organization', 'error', out.error.detail);
+    return page(c, { created: { kind: 'agent', name, secret: out.value.token } });
+  });
+  app.post('/organization/agents/:id/revoke', async (c) => {
+    const out = await attempt(() => revokeAgent(deps, c.get('principal').orgId, c.req.param('id')));
+    return out.ok
+      ? redirectWith(c, '/organization', 'notice', 'The agent was revoked; its tunnel closes.')
+      : redirectWith(c, '/organization', 'error', out.error.detail);
+  });
+
+  app.post('/organization/sso', async (c) => {
+    const f = c.get('form');
+    const p = c.get('principal');
+    const existing = await getSsoConfig(deps.sql, p.orgId);
+    // The stored secret is never shown back; left empty it is kept.
+    const secret = f.client_secret ?? '';
+    const parsed = v.safeParse(SsoInput, {
+      issuer: (f.issuer ?? '').trim(),
+      client_id: (f.client_id ?? '').trim(),
+      client_secret: secret === '' && existing ? 'kept' : secret,
+      provision_role: f.provision_role === 'admin' || f.provision_role === 'member' ? f.provision_role : null,
+      role_claim: (f.role_claim ?? '').trim() || null,
+      role_map: roleMapOf(f.role_map ?? ''),
+      domains: (f.domains ?? '').split(/[\s,]+/).filter(Boolean),
+      enabled: f.enabled === 'on',
+    });
+    if (!parsed.success) {
+      const errors: Record<string, string> = {};
+      for (const i of parsed.issues) errors[(v.getDotPath(i) ?? '').split('.')[0]!] ??= i.message;
+      return page(c, { ssoErrors: errors }, 422);
+    }
+    const out = await attempt(() =>
+      setSsoConfig(
+        deps,
+        p.orgId,
+        { principal: p, currentPassword: f.current_password, throttle: throttleOf(c) },
+        { ...parsed.output, client_secret: secret },
+      ),
+    );
+    if (!out.ok) return ssoRefused(c, out.error);
+    return redirectWith(c, '/organization', 'notice', 'Single sign-on saved.');
+  });
+  app.post('/organization/ai-clients', async (c) => {
+    const body = await c.req.parseBody({ all: true });
+    const ids = [body.database_ids].flat().filter((x): x is string => typeof x === 'string' && x !== '');
+    const p = c.get('principal');
+    const out = await attempt(() =>
+      setAiClientControl(deps.sql, p.orgId, pageActor(c), c.get('form').client_id ?? '', {
+        disabled: c.get('form').disabled === 'on',
+        databaseIds: ids.length > 0 ? ids : null,
+      }),
+    );
+    return out.ok
+      ? redirectWith(c, '/organization#ai-clients', 'notice', 'AI client limits saved.')
+      : redirectWith(c, '/organization', 'error', out.error.detail);
+  });
+
+  app.post('/organization/sso/delete', async (c) => {
+    const p = c.get('principal');
+    const out = await attempt(() =>
+      removeSsoConfig(deps.sql, p.orgId, {
+        principal: p,
+        currentPassword: c.get('form').current_password,
+        throttle: throttleOf(c),
+      }),
+    );
+    if (!out.ok) return ssoRefused(c, out.error);
+    return redirectWith(c, '/organization', 'notice', 'Single sign-on is off.');
+  });
+
+  /** A refused SSO change: the password field's message beside it, anything else on top. */
+  function ssoRefused(c: PageContext, err: AppError) {
+    const field = err.errors?.[0];
+    return field?.path === 'current_password'
+      ? page(c, { ssoErrors: { current_password: field.message } }, 422)
+      : page(c, { ssoErrors: { form: err.detail } }, 403);
+  }
+
+  async function page(
+    c: PageContext,
+    extra: {
+      created?: { kind: 'key' | 'agent'; name: string; secret: string };
+      ssoErrors?: Record<string, string>;
+    },
+    status: 200 | 403 | 422 = 200,
+  ) {
+    const orgId = c.get('principal').orgId;
+    // A page carrying a secret is never cached (STYLE.md 8).
+    c.header('cache-control', 'no-store');
+    return render(
+      c,
+      'organization',
+      'Organization',
+      <OrganizationPage
+        keys={await listApiKeys(deps.sql, orgId)}
+        superAdmin={c.get('principal').role === 'super_admin'}
+        agents={await listAgents(deps, orgId)}
+        sso={await getSsoConfig(deps.sql, orgId)}
+        aiClients={await listOrgAiClients(deps.sql, orgId)}
+        aiDatabases={(await listDatabaseRows(deps.sql, orgId, { limit: 500, visibleTo: null }))
+          .filter((d) => d.ai_enabled)
+          .map((d) => ({ id: d.id, name: d.name }))}
+        ssoRedirectUri={ssoRedirectUri(deps.config.baseUrl)}
+        baseUrl={deps.config.baseUrl}
+        csrf={c.get('csrfToken')}
+        created={extra.created}
+        ssoErrors={extra.ssoErrors}
+        notice={c.req.query('notice')}
+        error={c.req.query('error')}
+      />,
+      status,
+    );
+  }
+  return app;
+}

@@ -1,0 +1,180 @@
+// Data-protection policies of a database in the web UI: the domain functions of
+// /api/v1/desk/databases/:id/policies, plus the preview of what a person sees of a table.
+import { Hono } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../../core/deps.ts';
+import { type PolicyPreview, previewPolicy, previewTables } from '../../../governance/policy-preview.ts';
+import {
+  CreatePolicy,
+  createPolicy,
+  deletePolicy,
+  listPolicies,
+  PatchPolicy,
+  type PolicyView,
+  patchPolicy,
+  setAssignments,
+} from '../../../governance/protection/policies.ts';
+import { getDatabase } from '../../../registry/databases.ts';
+import { listUsers, ROLES } from '../../../store/users.ts';
+import {
+  attempt,
+  type PageContext,
+  type PageEnv,
+  pageActor,
+  redirectWith,
+  render,
+} from '../kit/page-context.tsx';
+import { PoliciesPage } from './view.tsx';
+
+export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
+  const app = new Hono<PageEnv>();
+  const here = (c: PageContext, pid?: string) =>
+    `/databases/${c.req.param('id')}/policies${pid ? `/${pid}` : ''}`;
+  const rulesOf = (view: PolicyView) =>
+    view.rules.map((r) => ({
+      schema: r.schema_name,
+      table: r.table_name,
+      column: r.column_name,
+      action: r.action,
+      keep_first: r.keep_first,
+      keep_last: r.keep_last,
+    }));
+
+  app.get('/databases/:id/policies', (c) => page(c, null));
+  app.get('/databases/:id/policies/:pid', (c) => page(c, c.req.param('pid')));
+
+  app.post('/databases/:id/policies', async (c) => {
+    const parsed = v.safeParse(CreatePolicy, { name: (c.get('form').name ?? '').trim(), rules: [] });
+    if (!parsed.success) return redirectWith(c, here(c), 'error', parsed.issues[0].message);
+    const out = await attempt(() =>
+      createPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), parsed.output),
+    );
+    return out.ok
+      ? redirectWith(c, here(c, out.value.policy.id), 'notice', 'Policy created. Add rules, then assign it.')
+      : redirectWith(c, here(c), 'error', out.error.detail);
+  });
+
+  app.post('/databases/:id/policies/:pid/rules', async (c) => {
+    const f = c.get('form');
+    const [schema, ...rest] = (f.table ?? '').split('.');
+    const view = await find(c);
+    if (!view) return redirectWith(c, here(c), 'error', 'No such policy.');
+    const rule = {
+      schema: schema || null,
+      table: rest.join('.'),
+      column: (f.column ?? '').trim(),
+      action: f.action,
+      keep_first: Number(f.keep_first || 0),
+      keep_last: Number(f.keep_last || 0),
+    };
+    const parsed = v.safeParse(PatchPolicy, { rules: [...rulesOf(view), rule] });
+    if (!parsed.success)
+      return redirectWith(
+        c,
+        here(c, view.policy.id),
+        'error',
+        parsed.issues.map((i) => i.message).join('; '),
+      );
+    return save(
+      c,
+      () => patchPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), view.policy.id, parsed.output),
+      'Rule added.',
+    );
+  });
+
+  app.post('/databases/:id/policies/:pid/rules/:index/delete', async (c) => {
+    const view = await find(c);
+    if (!view) return redirectWith(c, here(c), 'error', 'No such policy.');
+    const index = Number(c.req.param('index'));
+    const rules = rulesOf(view).filter((_, i) => i !== index);
+    return save(
+      c,
+      () => patchPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), view.policy.id, { rules }),
+      'Rule removed.',
+    );
+  });
+
+  app.post('/databases/:id/policies/:pid/assignments', async (c) => {
+    const body = await c.req.parseBody({ all: true });
+    const users = [body.users].flat().filter((u): u is string => typeof u === 'string');
+    const roles = ROLES.filter((r) => c.get('form')[`role_${r}`] === 'on');
+    return save(
+      c,
+      () =>
+        setAssignments(deps.sql, c.get('principal').orgId, c.req.param('id'), c.req.param('pid'), {
+          users,
+          roles,
+        }),
+      'Assignments saved.',
+    );
+  });
+
+  app.post('/databases/:id/policies/:pid/delete', async (c) => {
+    const out = await attempt(() =>
+      deletePolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), c.req.param('pid')),
+    );
+    return out.ok
+      ? redirectWith(c, here(c), 'notice', 'Policy deleted.')
+      : redirectWith(c, here(c), 'error', out.error.detail);
+  });
+
+  async function find(c: PageContext): Promise<PolicyView | undefined> {
+    const views = await listPolicies(deps.sql, c.get('principal').orgId, c.req.param('id') ?? '');
+    return views.find((p) => p.policy.id === c.req.param('pid'));
+  }
+
+  async function save(c: PageContext, fn: () => Promise<unknown>, done: string) {
+    const out = await attempt(fn);
+    return redirectWith(
+      c,
+      here(c, c.req.param('pid')),
+      out.ok ? 'notice' : 'error',
+      out.ok ? done : out.error.detail,
+    );
+  }
+
+  async function page(c: PageContext, pid: string | null) {
+    const p = c.get('principal');
+    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id') ?? ''));
+    if (!found.ok) return render(c, 'databases', 'Not found', <p class="error">No such database.</p>, 404);
+    const { db, credentials } = found.value;
+    const cred = credentials.find((x) => x.default_credential) ?? credentials[0];
+    const policies = await listPolicies(deps.sql, p.orgId, db.id);
+    const selected = pid ? (policies.find((x) => x.policy.id === pid) ?? null) : null;
+    // The schema as the default credential sees it; a database that does not answer still lets
+    // an admin edit rules by name.
+    const tables = cred ? await previewTables(deps, db, cred).catch(() => []) : [];
+    const people = await listUsers(deps.sql, p.orgId);
+    let preview: PolicyPreview | null = null;
+    const as = c.req.query('as');
+    const tableName = c.req.query('table');
+    const person = people.find((u) => u.id === as);
+    const table = tables.find((t) => `${t.schema}.${t.name}` === tableName);
+    if (selected && cred && person && table)
+      preview = await previewPolicy(deps, {
+        orgId: p.orgId,
+        db,
+        cred,
+        person: { userId: person.id, role: person.role },
+        table,
+      });
+    return render(
+      c,
+      'databases',
+      `Data protection · ${db.name}`,
+      <PoliciesPage
+        db={db}
+        policies={policies}
+        people={people}
+        tables={tables}
+        selected={selected}
+        preview={preview}
+        previewFor={as && tableName ? { userId: as, table: tableName } : null}
+        csrf={c.get('csrfToken')}
+        notice={c.req.query('notice')}
+        error={c.req.query('error')}
+      />,
+    );
+  }
+  return app;
+}

@@ -1,0 +1,233 @@
+import type { QueryRequestRow, ReviewRow, RevisionRow } from '../../../store/query-requests.ts';
+import type { Role } from '../../../store/users.ts';
+import { Badge, Csrf, Flash, when } from '../kit/components.tsx';
+import { lineDiff } from '../kit/diff.ts';
+
+export interface ReviewContext {
+  csrf: string;
+  role: Role;
+  emails: Record<string, string>;
+  databases: Record<string, { name: string; review_bypass_allowed: boolean }>;
+  /** Every review and comment of the requests shown, oldest first. */
+  reviews: Record<string, ReviewRow[]>;
+  /** Earlier revisions of the SQL, to show what an edit changed. */
+  revisions: Record<string, RevisionRow[]>;
+}
+
+/** The review queue: requests waiting for the user's verdict, and the user's own open requests. */
+export function ReviewsPage(props: {
+  waiting: QueryRequestRow[];
+  mine: QueryRequestRow[];
+  /** Workflow runs waiting on an approval this person may give. */
+  workflowApprovals: Array<{
+    runId: string;
+    workflowId: string;
+    workflowName: string;
+    step: string;
+    startedAt: Date;
+  }>;
+  ctx: ReviewContext;
+  notice?: string | undefined;
+  error?: string | undefined;
+}) {
+  return (
+    <section>
+      <h1>Reviews</h1>
+      <Flash notice={props.notice} error={props.error} />
+      <h2>Waiting for you ({props.waiting.length})</h2>
+      {props.waiting.length === 0 ? <p class="muted">No query request is waiting for your review.</p> : null}
+      {props.waiting.map((r) => (
+        <RequestCard r={r} ctx={props.ctx} mine={false} />
+      ))}
+      <h2>Workflow approvals waiting for you ({props.workflowApprovals.length})</h2>
+      {props.workflowApprovals.length === 0 ? (
+        <p class="muted">No workflow run is waiting for your approval.</p>
+      ) : (
+        <ul class="plain card">
+          {props.workflowApprovals.map((a) => (
+            <li>
+              <a href={`/runs/${a.workflowId}/${a.runId}`}>
+                {a.workflowName} — step {a.step}
+              </a>{' '}
+              <span class="muted small">started {when(a.startedAt)}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <h2>Your requests ({props.mine.length})</h2>
+      {props.mine.length === 0 ? <p class="muted">You have no open or rejected query request.</p> : null}
+      {props.mine.map((r) => (
+        <RequestCard r={r} ctx={props.ctx} mine={true} />
+      ))}
+    </section>
+  );
+}
+
+function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: boolean }) {
+  const { r, ctx } = props;
+  const db = ctx.databases[r.database_id];
+  const base = `/reviews/${r.id}`;
+  return (
+    <article class="card wide" id={r.id}>
+      <p>
+        <Badge status={r.status} />{' '}
+        <span class={`badge ${r.classification === 'write' ? 'bad' : ''}`}>
+          {r.classification === 'write' ? 'writes' : 'reads'}
+        </span>{' '}
+        <strong>{db?.name ?? r.database_id}</strong>{' '}
+        <span class="muted">
+          by {ctx.emails[r.author_user_id] ?? r.author_user_id} ·{' '}
+          {r.origin === 'ai' ? `AI (${r.ai_client_name ?? 'client'}) · ` : ''}
+          {r.origin} · {when(r.created_at)} · needs {r.reviews_required} approval
+          {r.reviews_required === 1 ? '' : 's'} · {r.id}
+        </span>
+      </p>
+      {r.justification ? (
+        <p>
+          <span class="muted">Why:</span> {r.justification}
+        </p>
+      ) : null}
+      <Statement r={r} revisions={ctx.revisions[r.id] ?? []} />
+      {Array.isArray(r.params) && r.params.length > 0 ? (
+        <p class="muted">
+          Parameters: <code>{JSON.stringify(r.params)}</code>
+        </p>
+      ) : null}
+      <Conversation r={r} reviews={ctx.reviews[r.id] ?? []} emails={ctx.emails} />
+      {props.mine ? (
+        <OwnActions r={r} ctx={ctx} base={base} bypassAllowed={db?.review_bypass_allowed ?? false} />
+      ) : (
+        <form method="post" action={`${base}/review`}>
+          <Csrf token={ctx.csrf} />
+          <label for={`c-${r.id}`}>Comment (optional)</label>
+          <input id={`c-${r.id}`} name="comment" maxlength={10000} />
+          <div class="actions">
+            <button type="submit" name="verdict" value="approve">
+              Approve
+            </button>
+            <button type="submit" name="verdict" value="reject" class="bad">
+              Reject
+            </button>
+            <button type="submit" name="verdict" value="comment" class="quiet">
+              Comment only
+            </button>
+          </div>
+        </form>
+      )}
+    </article>
+  );
+}
+
+function OwnActions(props: { r: QueryRequestRow; ctx: ReviewContext; base: string; bypassAllowed: boolean }) {
+  const { r, ctx } = props;
+  return (
+    <div class="actions">
+      {r.status === 'approved' ? (
+        <form method="post" action={`${props.base}/run`} class="inline">
+          <Csrf token={ctx.csrf} />
+          <button type="submit">Run</button>
+        </form>
+      ) : null}
+      {/* SPEC.md 2.2 review_bypass_allowed: only a super admin, on their own request, acknowledging it. */}
+      {r.status === 'pending' && ctx.role === 'super_admin' && props.bypassAllowed ? (
+        <form method="post" action={`${props.base}/run`} class="card">
+          <Csrf token={ctx.csrf} />
+          <input type="hidden" name="bypass" value="1" />
+          <label class="check">
+            <input type="checkbox" name="acknowledge_override" value="true" required />I understand that this
+            runs without the required reviews and is recorded as a bypass in the audit log.
+          </label>
+          <label for={`why-${r.id}`}>Reason</label>
+          <input id={`why-${r.id}`} name="reason" maxlength={2000} required />
+          <button type="submit" class="bad">
+            Bypass and run
+          </button>
+        </form>
+      ) : null}
+      {r.status === 'pending' || r.status === 'approved' || r.status === 'rejected' ? (
+        <details>
+          <summary>Edit the SQL (voids the approvals given so far)</summary>
+          <form method="post" action={`${props.base}/edit`}>
+            <Csrf token={ctx.csrf} />
+            <label for={`sql-${r.id}`}>SQL</label>
+            <textarea id={`sql-${r.id}`} name="statement" required spellcheck={false}>
+              {r.statement}
+            </textarea>
+            <button type="submit">Save new revision</button>
+          </form>
+        </details>
+      ) : null}
+      <form method="post" action={`${props.base}/review`} class="row">
+        <Csrf token={ctx.csrf} />
+        <div>
+          <label for={`reply-${r.id}`}>Reply to the reviewers</label>
+          <input id={`reply-${r.id}`} name="comment" maxlength={10000} required />
+        </div>
+        <button type="submit" name="verdict" value="comment" class="quiet fit">
+          Comment
+        </button>
+      </form>
+      <form method="post" action={`${props.base}/cancel`} class="inline">
+        <Csrf token={ctx.csrf} />
+        <button type="submit" class="quiet">
+          Cancel request
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/** The SQL; after an edit, what changed since the revision before. */
+function Statement(props: { r: QueryRequestRow; revisions: RevisionRow[] }) {
+  const { r } = props;
+  const previous = props.revisions.filter((x) => x.revision < r.revision).at(-1);
+  if (!previous) return <pre>{r.statement}</pre>;
+  return (
+    <div>
+      <p class="muted small">
+        Revision {r.revision}: edited since revision {previous.revision} (− removed, + added)
+      </p>
+      <pre class="diff">
+        {lineDiff(previous.statement, r.statement).map((l) => (
+          <div
+            class={`diff-${l.kind}`}
+          >{`${l.kind === 'added' ? '+ ' : l.kind === 'removed' ? '- ' : '  '}${l.text}`}</div>
+        ))}
+      </pre>
+    </div>
+  );
+}
+
+/** Approvals, rejections and comments, for the author and the reviewers alike. */
+function Conversation(props: { r: QueryRequestRow; reviews: ReviewRow[]; emails: Record<string, string> }) {
+  const { r } = props;
+  if (props.reviews.length === 0) return null;
+  const voided = props.reviews.filter((x) => x.verdict === 'approve' && x.revision < r.revision);
+  return (
+    <div class="conversation">
+      {voided.length > 0 ? (
+        <p class="warning small">
+          The edit to revision {r.revision} voided {voided.length} approval(s) given to an earlier revision (
+          {voided.map((x) => props.emails[x.user_id] ?? x.user_id).join(', ')}).
+        </p>
+      ) : null}
+      <ul class="plain">
+        {props.reviews.map((x) => (
+          <li>
+            <strong>{props.emails[x.user_id] ?? x.user_id}</strong>{' '}
+            {x.verdict === 'comment' ? (
+              <span class="muted">commented</span>
+            ) : (
+              <Badge status={x.verdict === 'approve' ? 'approved' : 'rejected'} />
+            )}{' '}
+            <span class="muted small">
+              on revision {x.revision} · {when(x.created_at)}
+              {x.verdict === 'approve' && x.revision < r.revision ? ' · void: the SQL changed since' : ''}
+            </span>
+            {x.body ? <div>{x.body}</div> : null}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
