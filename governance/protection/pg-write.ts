@@ -104,13 +104,17 @@ class PgWriteCheck {
   statement(kind: string, f: Fields): void {
     switch (kind) {
       case 'InsertStmt':
-        return this.insert(f);
+        this.insert(f);
+        return;
       case 'UpdateStmt':
-        return this.update(f);
+        this.update(f);
+        return;
       case 'DeleteStmt':
-        return this.delete(f);
+        this.delete(f);
+        return;
       case 'MergeStmt':
-        return this.merge(f);
+        this.merge(f);
+        return;
       case 'SelectStmt': {
         // SELECT … INTO t: the new table holds what the select reads.
         const into = f.intoClause;
@@ -121,9 +125,11 @@ class PgWriteCheck {
       }
       case 'CreateTableAsStmt':
       case 'ViewStmt':
-        return this.query(as(f.query, 'SelectStmt') ?? refuse('this query is not supported'), 'the AS query');
+        this.query(as(f.query, 'SelectStmt') ?? refuse('this query is not supported'), 'the AS query');
+        return;
       default:
-        return this.ddl(f);
+        this.ddl(f);
+        return;
     }
   }
 
@@ -283,7 +289,10 @@ class PgWriteCheck {
     this.reads.clause = 'the definition';
     const rel = isObj(f.relation) ? this.relation(f.relation) : null;
     const walk = (n: unknown): void => {
-      if (Array.isArray(n)) return n.forEach(walk);
+      if (Array.isArray(n)) {
+        for (const x of n) walk(x);
+        return;
+      }
       if (!isObj(n)) return;
       const kind = kindOf(n);
       const v = kind ? (n[kind] as Fields) : n;
