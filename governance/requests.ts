@@ -21,10 +21,11 @@ import { findUserById } from '../store/users.ts';
 import { canSee } from './access.ts';
 import { aiClientRefusal } from './ai-clients.ts';
 import { classifyStatement } from './classify.ts';
-import { encodeParams } from './params.ts';
+import { decodeParams, encodeParams } from './params.ts';
 import { errorRefusal, hiddenError } from './protection/error-view.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
+import { protectionRefusal } from './submit-check.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
 
 /** A request with its reviews and the approvals that count right now. */
@@ -135,6 +136,7 @@ export async function editRequest(
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
     const sqlChanged = input.statement !== undefined || input.params !== undefined;
     const statement = input.statement ?? r.statement;
+    if (sqlChanged) await refuseEdit(deps, r, db, actor, statement, input.params);
     if (sqlChanged) {
       // Reviewers see what the edit changed against the revision they approved.
       await insertRevision(tx, {
@@ -301,6 +303,28 @@ export async function runRequest(
   const outcome = await executeRequest(deps, request, caller, bypass);
   const latest = await findRequest(deps.sql, orgId, id);
   return { view: await view(deps.sql, latest ?? request, actor), outcome };
+}
+
+/** An edit data protection would refuse at execution is refused now, as a submission is. */
+async function refuseEdit(
+  deps: GovernanceDeps,
+  r: QueryRequestRow,
+  db: DatabaseRow,
+  actor: QueryActor,
+  statement: string,
+  params: ParamValue[] | undefined,
+): Promise<void> {
+  const cred = (await listCredentials(deps.sql, [db.id])).find((c) => c.id === r.credential_id);
+  if (!cred) throw notFound('no such query request');
+  const refusal = await protectionRefusal(deps, {
+    orgId: r.org_id,
+    db,
+    cred,
+    actor,
+    statement,
+    params: params ?? decodeParams(r.params),
+  });
+  if (refusal) throw refusal;
 }
 
 /** Reviews are rows of their request: `qrv_` + the ULID of a fresh `qr_` id. */
