@@ -22,6 +22,7 @@ import { canSee } from './access.ts';
 import { aiClientRefusal } from './ai-clients.ts';
 import { classifyStatement } from './classify.ts';
 import { decodeParams, encodeParams } from './params.ts';
+import { previewRequest, type WritePreview } from './preview/index.ts';
 import { errorRefusal, hiddenError } from './protection/error-view.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
@@ -33,6 +34,8 @@ export interface RequestView {
   request: QueryRequestRow;
   reviews: ReviewRow[];
   validApprovals: string[];
+  /** A pending write's preview as the reader may see it (preview/index.ts); only on a single read. */
+  preview?: WritePreview | null;
 }
 
 /**
@@ -88,7 +91,20 @@ export async function getRequest(
   id: string,
 ): Promise<RequestView> {
   const { request } = await visibleRequest(deps.sql, orgId, caller, id);
-  return view(deps.sql, request, caller.actor);
+  return {
+    ...(await view(deps.sql, request, caller.actor)),
+    preview: await pendingPreview(deps, request, caller.actor),
+  };
+}
+
+/** Reviewers look at open requests: their preview is read; an executed one has nothing to preview. */
+export function pendingPreview(
+  deps: GovernanceDeps,
+  request: QueryRequestRow,
+  reader: QueryActor,
+): Promise<WritePreview | null> {
+  if (!OPEN.includes(request.status)) return Promise.resolve(null);
+  return previewRequest(deps, request, reader);
 }
 
 /** Requests on databases the actor can see, newest first. */
