@@ -97,6 +97,18 @@ export async function getRequest(
   };
 }
 
+/** Previews of the first open writes of a page, as `reader` may see them, by request id. */
+export async function requestPreviews(
+  deps: GovernanceDeps,
+  requests: QueryRequestRow[],
+  reader: QueryActor,
+): Promise<Record<string, WritePreview | null>> {
+  const writes = requests.filter((r) => r.classification === 'write' && OPEN.includes(r.status)).slice(0, 20);
+  const out: Record<string, WritePreview | null> = {};
+  for (const r of writes) out[r.id] = await previewRequest(deps, r, reader);
+  return out;
+}
+
 /** Reviewers look at open requests: their preview is read; an executed one has nothing to preview. */
 export function pendingPreview(
   deps: GovernanceDeps,

@@ -12,6 +12,7 @@ import { DEFAULT_TIMEOUT_SECONDS } from '../execute.ts';
 import { decodeParams } from '../params.ts';
 import { planProtection } from '../protection/index.ts';
 import type { GovernanceDeps, QueryActor } from '../types.ts';
+import { type Risk, riskOf } from './risk.ts';
 import { PREVIEW_ROWS, type PreviewPlan, previewPlan } from './statements.ts';
 
 export interface WritePreview {
@@ -31,6 +32,8 @@ export interface WritePreview {
   assigned: string[];
   definition: Array<{ relation: string; columns: Array<{ name: string; type: string }> }>;
   note: string | null;
+  /** How risky the write is (risk.ts), and why. */
+  risk: Risk;
 }
 
 /** The preview of a pending write as `reader` may see it; null for a read. */
@@ -51,6 +54,7 @@ export async function previewRequest(
     assigned: [],
     definition: [],
     note: null,
+    risk: { level: 'ordinary', why: 'an ordinary write' },
   };
   let target: Awaited<ReturnType<typeof resolveTarget>>;
   try {
@@ -66,8 +70,9 @@ export async function previewRequest(
   }
   const plan = await previewPlan(target.db.adapter, request.statement);
   if (plan.kind === 'none') return { ...out, note: plan.reason };
+  out.risk = riskOf(plan, null);
   out.verb = plan.verb;
-  if (plan.kind === 'ddl') return definition(deps, target, plan, out);
+  if (plan.kind === 'ddl') return definition(deps, target, plan, { ...out, risk: riskOf(plan, null) });
   const run = async (sql: string, maxRows: number): Promise<QueryResult> => {
     const p = await planProtection(deps, {
       orgId: request.org_id,
@@ -92,6 +97,7 @@ export async function previewRequest(
   try {
     const counted = await run(`SELECT count(*) AS count FROM (${plan.select}) AS touched`, 1);
     out.count = Number(counted.rows[0]?.[0] ?? 0);
+    out.risk = riskOf(plan, out.count);
     if (plan.volatile) {
       return {
         ...out,

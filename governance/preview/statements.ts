@@ -20,6 +20,8 @@ export type PreviewPlan =
       assigned: string[];
       /** Volatile functions make the after-values differ from what will be written: count only. */
       volatile: boolean;
+      /** Whether the write is limited by a WHERE clause (a risk level when not). */
+      filtered: boolean;
     }
   | { kind: 'ddl'; verb: string; relations: Array<{ schema: string | null; name: string }> }
   | { kind: 'none'; reason: string };
@@ -111,6 +113,7 @@ async function postgresPlan(statement: string): Promise<PreviewPlan> {
       select: deparsePostgres(select),
       assigned,
       volatile,
+      filtered: f.whereClause !== undefined,
     };
   }
   if (
@@ -119,12 +122,23 @@ async function postgresPlan(statement: string): Promise<PreviewPlan> {
     !as(f.selectStmt, 'SelectStmt')!.valuesLists
   ) {
     const inner = deparsePostgres({ stmts: [{ stmt: f.selectStmt }] });
-    return { kind: 'rows', verb: 'INSERT', select: inner, assigned: [], volatile };
+    return { kind: 'rows', verb: 'INSERT', select: inner, assigned: [], volatile, filtered: true };
   }
-  const relations = ddlRelations(stmt);
-  if (relations.length) return { kind: 'ddl', verb: kind.replace(/Stmt$/, ''), relations };
+  if (DDL_KINDS.has(kind))
+    return { kind: 'ddl', verb: kind.replace(/Stmt$/, ''), relations: ddlRelations(stmt) };
   return { kind: 'none', reason: 'this statement has no row preview' };
 }
+
+const DDL_KINDS = new Set([
+  'CreateStmt',
+  'CreateTableAsStmt',
+  'ViewStmt',
+  'AlterTableStmt',
+  'IndexStmt',
+  'RenameStmt',
+  'DropStmt',
+  'TruncateStmt',
+]);
 
 /** The existing relations a DDL statement names (its `relation`, or a DROP's objects). */
 function ddlRelations(stmt: unknown): Array<{ schema: string | null; name: string }> {
@@ -182,18 +196,26 @@ function mysqlPlan(statement: string): PreviewPlan {
       select: print({ type: 'select', columns, from, where: s.where ?? null }),
       assigned,
       volatile,
+      filtered: isObj(s.where),
     };
   }
   if ((s.type === 'insert' || s.type === 'replace') && isObj(s.values) && s.values.type === 'select') {
-    return { kind: 'rows', verb: 'INSERT', select: print(s.values), assigned: [], volatile };
+    return {
+      kind: 'rows',
+      verb: 'INSERT',
+      select: print(s.values),
+      assigned: [],
+      volatile,
+      filtered: true,
+    };
   }
-  if (s.type === 'alter' || s.type === 'drop' || s.type === 'truncate') {
-    const items = list(s.type === 'alter' ? s.table : s.name);
+  if (['create', 'alter', 'drop', 'truncate', 'rename'].includes(String(s.type))) {
+    const items = s.type === 'create' ? [] : list(s.type === 'alter' ? s.table : s.name);
     const relations = items
       .filter(isObj)
       .map((t) => ({ schema: nameOf(t.db), name: nameOf(t.table) ?? '' }))
       .filter((r) => r.name);
-    if (relations.length) return { kind: 'ddl', verb: String(s.type).toUpperCase(), relations };
+    return { kind: 'ddl', verb: String(s.type).toUpperCase(), relations };
   }
   return { kind: 'none', reason: 'this statement has no row preview' };
 }

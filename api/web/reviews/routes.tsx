@@ -8,6 +8,7 @@ import {
   cancelRequest,
   editRequest,
   listQueryRequests,
+  requestPreviews,
   reviewRequest,
   runRequest,
 } from '../../../governance/requests.ts';
@@ -73,11 +74,13 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
       listReviewsOf(deps.sql, ids),
       listRevisions(deps.sql, ids),
     ]);
+    const previews = await requestPreviews(gov, [...waiting, ...own], actor);
     const byRequest = <T extends { request_id: string }>(rows: T[]) =>
       Object.fromEntries(ids.map((id) => [id, rows.filter((x) => x.request_id === id)]));
     const ctx = {
       reviews: byRequest(reviews),
       revisions: byRequest(revisions),
+      previews,
       csrf: c.get('csrfToken'),
       role: p.role,
       emails: Object.fromEntries(users.map((u) => [u.id, u.email])),
