@@ -1,3 +1,4 @@
+import type { AdapterName } from '../adapters/types.ts';
 import { type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { validationFailed } from '../core/errors.ts';
 import { newId } from '../store/ids.ts';
@@ -14,6 +15,8 @@ import {
   settleRequest,
 } from './execute.ts';
 import { encodeParams } from './params.ts';
+import { riskOf } from './preview/risk.ts';
+import { previewPlan } from './preview/statements.ts';
 import { bypassRefusal } from './review-rules.ts';
 import { protectionRefusal, type SubmitCheck } from './submit-check.ts';
 
@@ -52,6 +55,17 @@ export {
   QueryFailedError,
   settleRequest,
 } from './execute.ts';
+
+/** The write's risk level as the audit entry of its submission records it (preview/risk.ts). */
+async function riskNote(
+  adapter: AdapterName,
+  statement: string,
+  classification: string | null,
+): Promise<string> {
+  if (classification !== 'write') return '';
+  const risk = riskOf(await previewPlan(adapter, statement), null);
+  return `; risk ${risk.level}: ${risk.why}`;
+}
 
 /**
  * Data protection's verdict on a request is given when it is submitted, not after its reviews:
@@ -199,7 +213,7 @@ export async function runGovernedQuery(
     await recordAttempt(tx, {
       ...attempt,
       outcome: 'pending',
-      detail: `waiting for ${cred.reviews_required} review(s)`,
+      detail: `waiting for ${cred.reviews_required} review(s)${await riskNote(db.adapter, q.statement, attempt.classification)}`,
       review: {
         requestId: row.id,
         reviewsRequired: cred.reviews_required,

@@ -4,6 +4,7 @@
 // under the credential's statement timeout. Computed each time the request is read, so an edit
 // shows a fresh preview, stamped with the time it was made.
 import type { QueryResult } from '../../adapters/types.ts';
+import { recordEvent } from '../../audit/events.ts';
 import { readDbSchema } from '../../sql/catalog.ts';
 import type { QueryRequestRow } from '../../store/query-requests.ts';
 import { resolveTarget } from '../access.ts';
@@ -43,6 +44,32 @@ export async function previewRequest(
   reader: QueryActor,
 ): Promise<WritePreview | null> {
   if (request.classification !== 'write') return null;
+  const preview = await computePreview(deps, request, reader);
+  // Who read which rows of a pending write, and what risk it showed, is part of the request's record.
+  await recordEvent(deps.sql, {
+    orgId: request.org_id,
+    actor: reader,
+    origin: 'user',
+    event: 'query_request.previewed',
+    subject: {
+      request_id: request.id,
+      revision: request.revision,
+      status: preview.status,
+      count: preview.count,
+      risk: preview.risk.level,
+    },
+    databaseId: request.database_id,
+    outcome: 'allowed',
+    detail: `preview of ${request.id} revision ${request.revision}: ${preview.status}${preview.count === null ? '' : `, ${preview.count} row(s)`}; risk ${preview.risk.level} (${preview.risk.why})`,
+  });
+  return preview;
+}
+
+async function computePreview(
+  deps: GovernanceDeps,
+  request: QueryRequestRow,
+  reader: QueryActor,
+): Promise<WritePreview> {
   const out: WritePreview = {
     status: 'unavailable',
     computed_at: new Date().toISOString(),

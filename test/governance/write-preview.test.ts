@@ -74,6 +74,13 @@ describe.each(ENGINES)('write preview on $name', ({ start, sleep }) => {
     expect(sorted(p.after).map((r) => r[col('name')])).toEqual(['renamed', 'renamed']);
     expect(sorted(p.before).map((r) => r[col('email')])).toEqual(SECRETS.emails.slice(0, 2));
     expect(Date.now() - Date.parse(p.computed_at)).toBeLessThan(60_000);
+    // The preview and its risk level are in the hash-chained audit log with the request.
+    const events = await t.fx.svc.deps.sql<Array<{ detail: string; subject: Record<string, unknown> }>>`
+      select detail, subject from audit_log where event = 'query_request.previewed' and subject->>'request_id' = ${id}`;
+    expect(events.at(-1)?.subject).toMatchObject({ count: 2, risk: 'ordinary', status: 'rows' });
+    const submitted = await t.fx.svc.deps.sql<Array<{ detail: string }>>`
+      select detail from audit_log where outcome = 'pending' and statement like 'update users set name%' order by seq desc limit 1`;
+    expect(submitted[0]?.detail).toMatch(/risk ordinary/);
     // Nothing was written.
     expect(await t.fx.attempt('select name from users where id = 1', [], t.fx.unprotected)).toMatchObject({
       rows: [['user1']],
@@ -95,6 +102,9 @@ describe.each(ENGINES)('write preview on $name', ({ start, sleep }) => {
     expect(del.before).toHaveLength(2);
     const ddl = await preview('admin', await submit('author', 'alter table orders add column flag int'));
     expect(ddl.status).toBe('definition');
+    expect(ddl.risk.level).toBe('ddl');
+    const all = await preview('admin', await submit('author', "update orders set note = 'all'"));
+    expect(all.risk).toMatchObject({ level: 'no_where', why: expect.stringMatching(/no WHERE/) });
     expect(ddl.definition[0]!.columns.map((c) => c.name)).toContain('user_id');
   });
 
