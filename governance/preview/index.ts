@@ -122,17 +122,24 @@ async function computePreview(
     }
   };
   try {
-    const counted = await run(`SELECT count(*) AS count FROM (${plan.select}) AS touched`, 1);
-    out.count = Number(counted.rows[0]?.[0] ?? 0);
-    out.risk = riskOf(plan, out.count);
     if (plan.volatile) {
+      const counted = await run(`SELECT count(*) AS count FROM (${plan.select}) AS touched`, 1);
+      out.count = Number(counted.rows[0]?.[0] ?? 0);
       return {
         ...out,
         status: 'count',
+        risk: riskOf(plan, out.count),
         note: 'the statement calls a volatile function (random, a sequence, the clock): its new values cannot be shown before it runs',
       };
     }
-    const rows = await run(`${plan.select} LIMIT ${PREVIEW_ROWS}`, PREVIEW_ROWS);
+    // One round trip: the first rows, each carrying the count of all of them (a window count).
+    const r = await run(
+      `SELECT *, count(*) OVER () AS preview_count FROM (${plan.select}) AS touched LIMIT ${PREVIEW_ROWS}`,
+      PREVIEW_ROWS,
+    );
+    out.count = r.rows.length ? Number(r.rows[0]!.at(-1)) : 0;
+    out.risk = riskOf(plan, out.count);
+    const rows = { ...r, columns: r.columns.slice(0, -1), rows: r.rows.map((row) => row.slice(0, -1)) };
     return { ...out, ...beforeAfter(rows, plan.assigned, plan.verb), status: 'rows' };
   } catch (err) {
     const e = err as { kind?: string; detail?: string; message?: string };
