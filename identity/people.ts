@@ -33,6 +33,9 @@ import {
 } from '../store/users.ts';
 import { MIN_PASSWORD_LENGTH } from './manage.ts';
 
+/** The roles a person may have, for the forms and schemas that name them. */
+export { ROLES } from '../store/users.ts';
+
 /** Who manages people: an admin, a super admin, or the organization's API key. */
 export type PeopleActor = Exclude<QueryActor, { kind: 'workflow_run' }>;
 

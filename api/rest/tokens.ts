@@ -1,9 +1,11 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
+import { myTokens } from '../../identity/account.ts';
 import { createPersonalToken, revokeUserToken } from '../../identity/manage.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
-import { listPersonalTokens, type PersonalTokenRow } from '../../store/personal-tokens.ts';
+import type { PersonalTokenRow } from '../../store/personal-tokens.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { forbidden, notFound } from '../errors.ts';
 import { authenticate } from '../middleware/auth.ts';
@@ -48,8 +50,8 @@ export function tokenRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     '/',
     doc('Identity', 'List your personal access tokens', { auth: ['bearer', 'session'] }),
     async (c) => {
-      const user = asUser(c.get('principal'));
-      return c.json({ data: (await listPersonalTokens(deps.sql, user.userId)).map(present) });
+      asUser(c.get('principal'));
+      return c.json({ data: (await myTokens(deps.sql, restCaller(c))).map(present) });
     },
   );
   app.delete(

@@ -1,14 +1,17 @@
 import { type Context, Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
+import { findPerson, listPeople } from '../../identity/directory.ts';
 import {
   deletePerson,
   invitePerson,
   type PeopleActor,
   passwordLink,
+  ROLES,
   updatePerson,
 } from '../../identity/people.ts';
-import { findUserById, listUsers, ROLES, type UserRow } from '../../store/users.ts';
+import type { UserRow } from '../../store/users.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
@@ -48,7 +51,7 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
   const actor = (c: Context<AppEnv>) => c.get('actor') as PeopleActor;
 
   app.get('/', doc('People', 'List the people of the organization'), async (c) =>
-    c.json({ data: (await listUsers(deps.sql, c.get('principal').orgId)).map(presentUser) }),
+    c.json({ data: (await listPeople(deps.sql, restCaller(c))).map(presentUser) }),
   );
   app.post(
     '/',
@@ -65,9 +68,8 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
     },
   );
   app.get('/:id', doc('People', 'Get a person'), async (c) => {
-    const user = await findUserById(deps.sql, c.req.param('id'));
-    if (!user || user.org_id !== c.get('principal').orgId || user.deleted_at)
-      throw notFound('no such person');
+    const user = await findPerson(deps.sql, restCaller(c), c.req.param('id'));
+    if (!user) throw notFound('no such person');
     return c.json(presentUser(user));
   });
   app.patch(

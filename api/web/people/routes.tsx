@@ -1,20 +1,23 @@
 // The People page (admins): the same domain functions as /api/v1/users.
 import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
+import { findPerson, listPeople } from '../../../identity/directory.ts';
 import {
   deletePerson,
   invitePerson,
   passwordLink,
+  ROLES,
   type SetupLink,
   updatePerson,
 } from '../../../identity/people.ts';
-import { findUserById, listUsers, ROLES, type Role } from '../../../store/users.ts';
+import type { Role } from '../../../store/users.ts';
 import {
   adminPagesOnly,
   attempt,
   type PageContext,
   type PageEnv,
   pageActor,
+  pageCaller,
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
@@ -75,7 +78,7 @@ export function peoplePageRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<PageE
     act(c, () => deletePerson(deps.sql, c.get('principal').orgId, actor(c), c.req.param('id')), 'Deleted.'),
   );
   app.post('/people/:id/password-link', async (c) => {
-    const user = await findUserById(deps.sql, c.req.param('id'));
+    const user = await findPerson(deps.sql, pageCaller(c), c.req.param('id'));
     const out = await attempt(() =>
       passwordLink(deps.sql, deps.config.baseUrl, c.get('principal').orgId, actor(c), c.req.param('id')),
     );
@@ -102,7 +105,7 @@ export function peoplePageRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<PageE
       'people',
       'People',
       <PeoplePage
-        people={await listUsers(deps.sql, p.orgId)}
+        people={await listPeople(deps.sql, pageCaller(c))}
         me={p.userId}
         canManageSuperAdmins={p.role === 'super_admin'}
         csrf={c.get('csrfToken')}

@@ -2,6 +2,13 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
 import {
+  endMyOtherSessions,
+  endMySession,
+  myAccount,
+  mySessions,
+  myTokens,
+} from '../../../identity/account.ts';
+import {
   changePassword,
   createPersonalToken,
   MIN_PASSWORD_LENGTH,
@@ -9,10 +16,7 @@ import {
 } from '../../../identity/manage.ts';
 import { disconnectClient, listConnectedClients } from '../../../identity/oauth-grants.ts';
 import type { UserPrincipal } from '../../../identity/principal.ts';
-import { listPersonalTokens } from '../../../store/personal-tokens.ts';
-import { listLiveSessions, revokeOtherSessions, revokeUserSession } from '../../../store/sessions.ts';
-import { findUserById } from '../../../store/users.ts';
-import { type PageContext, type PageEnv, redirectWith, render } from '../kit/page-context.tsx';
+import { type PageContext, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { SignInSecurity } from './security.tsx';
 import { SettingsPage } from './view.tsx';
 
@@ -54,7 +58,7 @@ export function settingsPageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   app.post('/settings/sessions/:id/end', async (c) => {
-    const ok = await revokeUserSession(deps.sql, c.get('principal').userId, c.req.param('id'));
+    const ok = await endMySession(deps.sql, pageCaller(c), c.req.param('id'));
     return ok
       ? redirectWith(c, '/settings', 'notice', 'The session was ended.')
       : redirectWith(c, '/settings', 'error', 'No such session.');
@@ -62,7 +66,7 @@ export function settingsPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.post('/settings/sessions/end-others', async (c) => {
     const p = c.get('principal');
-    const n = await revokeOtherSessions(deps.sql, p.userId, currentSession(p));
+    const n = await endMyOtherSessions(deps.sql, pageCaller(c), currentSession(p));
     return redirectWith(c, '/settings', 'notice', `${n} other session(s) ended.`);
   });
 
@@ -92,10 +96,10 @@ export function settingsPageRoutes(deps: Deps): Hono<PageEnv> {
   ) {
     const p = c.get('principal');
     const [tokens, clients, sessions, user] = await Promise.all([
-      listPersonalTokens(deps.sql, p.userId),
+      myTokens(deps.sql, pageCaller(c)),
       listConnectedClients(deps.sql, p.userId),
-      listLiveSessions(deps.sql, p.userId),
-      findUserById(deps.sql, p.userId),
+      mySessions(deps.sql, pageCaller(c)),
+      myAccount(deps.sql, pageCaller(c)),
     ]);
     return render(
       c,
