@@ -1,13 +1,13 @@
 import { type Context, Hono } from 'hono';
-import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
 import { findPerson, listPeople } from '../../identity/directory.ts';
 import {
   deletePerson,
+  InviteInput,
   invitePerson,
   type PeopleActor,
+  PersonChange,
   passwordLink,
-  ROLES,
   updatePerson,
 } from '../../identity/people.ts';
 import type { UserRow } from '../../store/users.ts';
@@ -18,27 +18,9 @@ import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
-const Role = v.picklist(ROLES, 'must be super_admin, admin or member');
-const Invite = v.pipe(
-  v.object({
-    email: v.pipe(v.string(), v.trim(), v.email('must be an email address'), v.maxLength(320)),
-    name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200)), ''),
-    role: Role,
-  }),
-  v.description('A person to invite; the response carries their one-time set-password link, once.'),
-  v.examples([{ email: 'ada@example.com', name: 'Ada Lovelace', role: 'member' }]),
-);
-const Update = v.pipe(
-  v.object({
-    name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200))),
-    role: v.optional(Role),
-    disabled: v.optional(v.boolean()),
-  }),
-  v.description(
-    'Any of: a new name, a new role, disabled true (ends every session, token and AI grant) or false.',
-  ),
-  v.examples([{ role: 'admin' }, { disabled: true }]),
-);
+// The schemas are the domain's (identity/people.ts): the People page's form answers the same errors.
+const Invite = InviteInput;
+const Update = PersonChange;
 
 /**
  * People of the organization, under /api/v1/users. Admins invite (the one-time
