@@ -67,8 +67,7 @@ export function forgetHead(pool: Sql, orgId: string, raced = false): void {
  * Appends `entries` right after `head`, in one statement, or returns null when the head is no
  * longer there (nothing written then). The formula is the chain's (audit/chain.ts entryHash, the
  * same as audit_append's); every row is stored from the very body that was hashed; an entry whose
- * body names another organization leaves the head unmoved, so the batch goes to audit_append,
- * which refuses it.
+ * body names another organization fails the statement (nothing written, the head unmoved).
  */
 export async function appendAfter(
   sql: Tx,
@@ -98,9 +97,6 @@ export async function appendAfter(
       update audit_heads h
       set seq = ${String(seq)}::bigint, prev_hash = ${prevs[prevs.length - 1]!}, hash = ${hash}
       where h.org_id = ${orgId} and h.seq = ${String(head.seq)}::bigint and h.hash = ${head.hash}
-        and not exists (
-          select from unnest(${bodies}::text[]) as b(body)
-          where b.body::json ->> 'org_id' is distinct from ${orgId})
       returning 1
     )
     insert into audit_log (
@@ -109,7 +105,9 @@ export async function appendAfter(
       params, classification, rows_returned, duration_ms, request_id, reviews_required, approved_by,
       bypassed, bypass_reason, outcome, detail, event, subject, prev_hash, hash)
     select
-      e.id, e.org_id, b.seq, e.occurred_at, e.actor_kind, e.actor_user_id, e.actor_api_key_id,
+      -- An entry of another organization gets no org_id: the NOT NULL constraint fails the
+      -- statement, the head stays, and the batch goes to audit_append, which refuses it.
+      e.id, case when e.org_id = ${orgId} then e.org_id end, b.seq, e.occurred_at, e.actor_kind, e.actor_user_id, e.actor_api_key_id,
       e.actor_workflow_run_id, e.actor_workflow_id, e.origin, e.ai_client_id, e.ai_client_name,
       e.database_id, e.credential_id, e.statement, e.params, e.classification, e.rows_returned,
       e.duration_ms, e.request_id, e.reviews_required, e.approved_by, e.bypassed, e.bypass_reason,

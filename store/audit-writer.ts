@@ -151,24 +151,23 @@ async function commit(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> 
  * audit_append. Either way the pool learns the head its batch left.
  */
 async function appendOnHead(pool: Sql, sql: Tx, orgId: string, batch: Waiter[]): Promise<Appended[]> {
-  try {
-    const head = knownHead(pool, orgId);
-    if (head) {
-      const rows = await appendAfter(sql, orgId, head, batch);
-      if (rows) {
-        noteHead(pool, orgId, rows);
-        return rows;
-      }
-      forgetHead(pool, orgId, true);
+  const head = knownHead(pool, orgId);
+  if (head) {
+    let rows: Appended[] | null = null;
+    try {
+      rows = await appendAfter(sql, orgId, head, batch);
+    } catch {
+      // Refused (or its answer lost): audit_append says why, or finds what was written after all.
     }
-    const rows = await appendNow(sql, orgId, batch);
-    noteHead(pool, orgId, rows);
-    return rows;
-  } catch (err) {
-    // Written or not, the head is no longer known.
-    forgetHead(pool, orgId);
-    throw err;
+    if (rows) {
+      noteHead(pool, orgId, rows);
+      return rows;
+    }
+    forgetHead(pool, orgId, true);
   }
+  const rows = await appendNow(sql, orgId, batch);
+  noteHead(pool, orgId, rows);
+  return rows;
 }
 
 /** The batch appended over the pool's audit connection, or null: not free, or given up there. */

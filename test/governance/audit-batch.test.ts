@@ -24,6 +24,7 @@ interface Sent {
 }
 const batches = new Map<Sql, Sent[]>();
 const sizes = (sql: Sql) => batches.get(sql)!.map((b) => b.ids.length);
+const isBodies = (x: unknown) => Array.isArray(x) && String(x[0]).startsWith('{');
 const idsOf = (bodies: unknown) =>
   [bodies as string | string[]].flat().map((b) => JSON.parse(b).id as string);
 
@@ -35,12 +36,12 @@ function pool(url: string): Sql {
     types: { bigint: postgres.BigInt },
     debug: (_conn, query, params) => {
       // A batch of several calls audit_append; a batch of one is a single statement of its own;
-      // a batch on a known head (store/audit-head.ts) binds its bodies seventh.
+      // a batch on a known head (store/audit-head.ts) binds its bodies as one of its arrays.
       if (query.includes('from audit_append(')) sent.push({ via: 'append', ids: idsOf(params[1]) });
       else if (query.includes('from head, jsonb_populate_record('))
         sent.push({ via: 'append', ids: idsOf(params[1]) });
       else if (query.includes('as b(body, seq, prev, hash)'))
-        sent.push({ via: 'head', ids: idsOf(params[6]) });
+        sent.push({ via: 'head', ids: idsOf(params.find(isBodies)) });
     },
   }) as unknown as Sql;
   batches.set(sql, sent);
