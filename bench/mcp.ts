@@ -10,7 +10,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   Client as ModernClient,
@@ -458,7 +458,9 @@ function idleSeconds(): number {
  * function ends the count.
  */
 function cpuCount(server: number, postmaster: number): () => CpuSeconds {
-  const pgs = () => postgresPids(postmaster).reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  // Per process: a backend that ends during the count takes its CPU with it (not counted), and
+  // one that starts counts from zero; a sum over the start's processes would go negative then.
+  const pgs = () => new Map(postgresPids(postmaster).map((pid) => [pid, cpuSeconds(pid)]));
   const start = {
     server: cpuSeconds(server),
     pg: pgs(),
@@ -468,9 +470,11 @@ function cpuCount(server: number, postmaster: number): () => CpuSeconds {
   };
   return () => {
     const c = process.cpuUsage(start.clients);
+    let pg = 0;
+    for (const [pid, now] of pgs()) pg += now - (start.pg.get(pid) ?? 0);
     return {
       server: cpuSeconds(server) - start.server,
-      pg: pgs() - start.pg,
+      pg,
       clients: (c.user + c.system) / 1e6,
       idle: idleSeconds() - start.idle,
       wall: (performance.now() - start.wall) / 1000,
@@ -482,7 +486,7 @@ function cpuPerCall(cpu: CpuSeconds, calls: number): string {
   const ms = (s: number) => ((s * 1000) / calls).toFixed(2);
   // Idle as a share of all the machine's cores over the counted time: what a faster path could use.
   const idle = Math.round((100 * cpu.idle) / (cpu.wall * availableParallelism()));
-  return `server ${ms(cpu.server)}, postgres ${ms(cpu.pg)}, clients ${ms(cpu.clients)} ms; machine ${idle} % idle`;
+  return `server ${ms(cpu.server)}, postgres ${ms(cpu.pg)}, clients ${ms(cpu.clients)} ms; machine ${idle} % idle, load ${loadavg()[0]!.toFixed(1)}`;
 }
 
 /** The statements that took PostgreSQL's time during the rounds (all three servers'), to stderr. */
