@@ -2,6 +2,7 @@
 // reject and comment; the author edits, cancels and runs. Running goes through the same
 // executeGoverned as a direct query, after every rule is checked again (request-run.ts).
 import type { ParamValue } from '../adapters/types.ts';
+import type { Caller } from '../audit/actors.ts';
 import { conflict, forbidden, notFound } from '../core/errors.ts';
 import { type DatabaseRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
@@ -12,9 +13,12 @@ import {
   insertRevision,
   listRequests,
   listReviews,
+  listReviewsOf,
+  listRevisions,
   type QueryRequestRow,
   type RequestStatus,
   type ReviewRow,
+  type RevisionRow,
   updateRequest,
 } from '../store/query-requests.ts';
 import { findUserById } from '../store/users.ts';
@@ -151,6 +155,43 @@ const OPEN: RequestStatus[] = ['pending', 'approved', 'rejected'];
  * The author changes the SQL, the parameters or run-on-approval. A new statement or new
  * parameters make a new revision: every earlier approval is void and the request waits again.
  */
+/** What waits for a person on the reviews page and at GET /api/v1/desk/query-requests/inbox. */
+export interface ReviewInbox {
+  /** Pending requests of others that this person can see, so may review (one's own never). */
+  waiting: QueryRequestRow[];
+  /** Their own open requests: pending, approved and not yet run, or rejected with the reasons. */
+  mine: QueryRequestRow[];
+  /** Reviews and revisions of each request above, by request id. */
+  reviews: Record<string, ReviewRow[]>;
+  revisions: Record<string, RevisionRow[]>;
+}
+
+const INBOX_LIMIT = 200;
+
+/**
+ * A person's review inbox: visibility is listQueryRequests' (restricted databases only with a
+ * grant), errors as the reader may read them. Whether an approval counts is decided when it is
+ * given (reviewRequest: not the author, not a key acting for someone, a person with access).
+ */
+export async function reviewInbox(deps: GovernanceDeps, caller: Caller): Promise<ReviewInbox> {
+  const me = caller.actor.kind === 'user' ? caller.actor.userId : null;
+  const [pending, own] = await Promise.all([
+    listQueryRequests(deps, caller.orgId, caller.actor, { status: 'pending', limit: INBOX_LIMIT }),
+    listQueryRequests(deps, caller.orgId, caller.actor, { mine: true, limit: INBOX_LIMIT }),
+  ]);
+  const waiting = pending.items.filter((r) => r.author_user_id !== me);
+  // A rejected request stays in front of its author, with the reviewers' reasons.
+  const mine = me ? own.items.filter((r) => ['pending', 'approved', 'rejected'].includes(r.status)) : [];
+  const ids = [...waiting, ...mine].map((r) => r.id);
+  const [reviews, revisions] = await Promise.all([
+    listReviewsOf(deps.sql, ids),
+    listRevisions(deps.sql, ids),
+  ]);
+  const byRequest = <T extends { request_id: string }>(rows: T[]) =>
+    Object.fromEntries(ids.map((id) => [id, rows.filter((x) => x.request_id === id)]));
+  return { waiting, mine, reviews: byRequest(reviews), revisions: byRequest(revisions) };
+}
+
 export async function editRequest(
   deps: GovernanceDeps,
   orgId: string,

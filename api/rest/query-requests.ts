@@ -10,6 +10,7 @@ import {
   getRequest,
   listQueryRequests,
   type RequestView,
+  reviewInbox,
   reviewRequest,
   runRequest,
 } from '../../governance/requests.ts';
@@ -141,6 +142,19 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
         ),
         next_cursor: page.nextCursor,
       });
+    },
+  );
+  // Before '/:id': request ids never read "inbox" (qr_ prefix).
+  app.get(
+    '/inbox',
+    doc('Query requests', "Your review inbox: others' pending requests you may review, your own open ones", {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const inbox = await reviewInbox(gov, { orgId: c.get('principal').orgId, ...(await caller(c)) });
+      const present = (request: RequestView['request']) =>
+        presentRequest({ request, reviews: inbox.reviews[request.id] ?? [], validApprovals: [] }, false);
+      return c.json({ waiting: inbox.waiting.map(present), mine: inbox.mine.map(present) });
     },
   );
   app.get(
