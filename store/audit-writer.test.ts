@@ -1,6 +1,8 @@
 // The group-commit queue against a stand-in pool whose calls complete when the test says so:
 // when batches go, what they hold, and who is told what.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { AUDIT_BODY_COLUMNS } from './audit.ts';
 import { type Appended, appendGrouped, MAX_BATCH } from './audit-writer.ts';
 import type { Sql } from './db.ts';
 
@@ -90,5 +92,17 @@ describe('audit group commit queue', () => {
     await finishAll(calls, settled);
     expect(calls.map((c) => c.ids)).toEqual([['e1'], ['e2', 'bad', 'e4'], ['e2'], ['bad'], ['e4']]);
     expect((await settled).map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  });
+});
+
+describe('the append insert', () => {
+  it('stores exactly the columns of the one list the hash chain follows (store/audit.ts)', () => {
+    const source = readFileSync(new URL('./audit-writer.ts', import.meta.url), 'utf8');
+    const list = /insert into audit_log \(([^)]*)\)/.exec(source)?.[1];
+    expect(list).toBeDefined();
+    const columns = (list as string).split(',').map((c) => c.trim());
+    const chain = new Set(['seq', 'event', 'subject', 'prev_hash', 'hash']);
+    expect(columns.filter((c) => !chain.has(c))).toEqual([...AUDIT_BODY_COLUMNS]);
+    expect(columns.filter((c) => chain.has(c)).sort()).toEqual([...chain].sort());
   });
 });
