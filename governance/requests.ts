@@ -25,10 +25,12 @@ import { findUserById } from '../store/users.ts';
 import { canSee } from './access.ts';
 import { aiClientRefusal } from './ai-clients.ts';
 import { classifyStatement } from './classify.ts';
-import { encodeParams } from './params.ts';
+import { decodeParams, encodeParams } from './params.ts';
+import { previewRequest, type WritePreview } from './preview/index.ts';
 import { errorRefusal, hiddenError } from './protection/error-view.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
+import { protectionRefusal } from './submit-check.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
 
 /** A request with its reviews and the approvals that count right now. */
@@ -36,6 +38,8 @@ export interface RequestView {
   request: QueryRequestRow;
   reviews: ReviewRow[];
   validApprovals: string[];
+  /** A pending write's preview as the reader may see it (preview/index.ts); only on a single read. */
+  preview?: WritePreview | null;
 }
 
 /**
@@ -91,7 +95,32 @@ export async function getRequest(
   id: string,
 ): Promise<RequestView> {
   const { request } = await visibleRequest(deps.sql, orgId, caller, id);
-  return view(deps.sql, request, caller.actor);
+  return {
+    ...(await view(deps.sql, request, caller.actor)),
+    preview: await pendingPreview(deps, request, caller.actor),
+  };
+}
+
+/** Previews of the first open writes of a page, as `reader` may see them, by request id. */
+export async function requestPreviews(
+  deps: GovernanceDeps,
+  requests: QueryRequestRow[],
+  reader: QueryActor,
+): Promise<Record<string, WritePreview | null>> {
+  const writes = requests.filter((r) => r.classification === 'write' && OPEN.includes(r.status)).slice(0, 20);
+  const out: Record<string, WritePreview | null> = {};
+  for (const r of writes) out[r.id] = await previewRequest(deps, r, reader);
+  return out;
+}
+
+/** Reviewers look at open requests: their preview is read; an executed one has nothing to preview. */
+export function pendingPreview(
+  deps: GovernanceDeps,
+  request: QueryRequestRow,
+  reader: QueryActor,
+): Promise<WritePreview | null> {
+  if (!OPEN.includes(request.status)) return Promise.resolve(null);
+  return previewRequest(deps, request, reader);
 }
 
 /** Requests on databases the actor can see, newest first. */
@@ -176,6 +205,7 @@ export async function editRequest(
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
     const sqlChanged = input.statement !== undefined || input.params !== undefined;
     const statement = input.statement ?? r.statement;
+    if (sqlChanged) await refuseEdit(deps, r, db, actor, statement, input.params);
     if (sqlChanged) {
       // Reviewers see what the edit changed against the revision they approved.
       await insertRevision(tx, {
@@ -342,6 +372,28 @@ export async function runRequest(
   const outcome = await executeRequest(deps, request, caller, bypass);
   const latest = await findRequest(deps.sql, orgId, id);
   return { view: await view(deps.sql, latest ?? request, actor), outcome };
+}
+
+/** An edit data protection would refuse at execution is refused now, as a submission is. */
+async function refuseEdit(
+  deps: GovernanceDeps,
+  r: QueryRequestRow,
+  db: DatabaseRow,
+  actor: QueryActor,
+  statement: string,
+  params: ParamValue[] | undefined,
+): Promise<void> {
+  const cred = (await listCredentials(deps.sql, [db.id])).find((c) => c.id === r.credential_id);
+  if (!cred) throw notFound('no such query request');
+  const refusal = await protectionRefusal(deps, {
+    orgId: r.org_id,
+    db,
+    cred,
+    actor,
+    statement,
+    params: params ?? decodeParams(r.params),
+  });
+  if (refusal) throw refusal;
 }
 
 /** Reviews are rows of their request: `qrv_` + the ULID of a fresh `qr_` id. */

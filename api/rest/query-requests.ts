@@ -253,7 +253,7 @@ function presentResult(r: QueryResult) {
 }
 
 /** A query request as the API shows it; listings leave out reviews and approval counts. */
-export function presentRequest({ request: r, reviews, validApprovals }: RequestView, full = true) {
+export function presentRequest({ request: r, reviews, validApprovals, preview }: RequestView, full = true) {
   return {
     id: r.id,
     database_id: r.database_id,
@@ -280,6 +280,7 @@ export function presentRequest({ request: r, reviews, validApprovals }: RequestV
     ...(full
       ? {
           approvals: { valid: validApprovals, count: validApprovals.length },
+          ...(preview !== undefined ? { preview } : {}),
           reviews: reviews.map((x) => ({
             id: x.id,
             user_id: x.user_id,

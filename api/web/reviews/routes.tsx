@@ -6,6 +6,7 @@ import type { GovernanceDeps } from '../../../governance/query.ts';
 import {
   cancelRequest,
   editRequest,
+  requestPreviews,
   reviewInbox,
   reviewRequest,
   runRequest,
@@ -30,9 +31,11 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
       listPeople(deps.sql, pageCaller(c)),
       listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
     ]);
+    const previews = await requestPreviews(gov, [...inbox.waiting, ...inbox.mine], actor);
     const ctx = {
       reviews: inbox.reviews,
       revisions: inbox.revisions,
+      previews,
       csrf: c.get('csrfToken'),
       role: p.role,
       emails: Object.fromEntries(users.map((u) => [u.id, u.email])),
