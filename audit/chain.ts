@@ -1,7 +1,6 @@
 // The audit hash chain (governance/README.md "Hash chain"). Each entry's hash covers the previous
 // entry's hash, its own sequence number and the canonical JSON of every other column, so changing,
 // removing or reordering an entry breaks every hash after it.
-import { createHash } from 'node:crypto';
 import type { AuditBodyColumn, AuditRow } from '../store/audit.ts';
 
 /** The hash before an organization's first entry. */
@@ -42,7 +41,5 @@ export function bodyText(body: AuditBody): string {
   return canonicalJson(body);
 }
 
-/** sha256(prev_hash ':' seq ':' body), hex: what the store computes when it appends. */
-export function entryHash(prevHash: string, seq: bigint | number, body: string): string {
-  return createHash('sha256').update(`${prevHash}:${seq}:${body}`, 'utf8').digest('hex');
-}
+/** sha256(prev_hash ':' seq ':' body), hex: the store's formula (store/chain-hash.ts). */
+export { entryHash } from '../store/chain-hash.ts';
