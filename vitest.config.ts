@@ -15,7 +15,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: [
-            '{api,worker,workflows,automation,activities,expr,governance,adapters,store,integrations,config,cli,identity,core,dashboards,agent,tunnels,registry,sql}/**/*.test.ts',
+            '{api,worker,workflows,automation,activities,expr,governance,audit,adapters,store,integrations,config,cli,identity,core,dashboards,agent,tunnels,registry,sql}/**/*.test.ts',
           ],
         },
       },

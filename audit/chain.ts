@@ -1,42 +1,21 @@
 // The audit hash chain (governance/README.md "Hash chain"). Each entry's hash covers the previous
 // entry's hash, its own sequence number and the canonical JSON of every other column, so changing,
 // removing or reordering an entry breaks every hash after it.
-import { createHash } from 'node:crypto';
+import type { AuditBodyColumn, AuditRow } from '../store/audit.ts';
 
 /** The hash before an organization's first entry. */
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** The columns an entry's hash covers, besides seq and prev_hash (store/audit.ts AuditRow). */
-export interface AuditBody {
-  id: string;
-  org_id: string;
+/**
+ * The columns an entry's hash covers, besides seq and prev_hash: store/audit.ts
+ * AUDIT_BODY_COLUMNS, with the time as ISO text; `event` and `subject` only on non-query events
+ * (a query entry's body is what it was before events existed).
+ */
+export type AuditBody = { [K in Exclude<AuditBodyColumn, 'occurred_at'>]: AuditRow[K] } & {
   occurred_at: string;
-  actor_kind: string;
-  actor_user_id: string | null;
-  actor_api_key_id: string | null;
-  actor_workflow_run_id: string | null;
-  actor_workflow_id: string | null;
-  origin: string;
-  ai_client_id: string | null;
-  ai_client_name: string | null;
-  database_id: string | null;
-  credential_id: string | null;
-  statement: string;
-  params: unknown;
-  classification: string | null;
-  rows_returned: number | null;
-  duration_ms: number | null;
-  request_id: string | null;
-  reviews_required: number | null;
-  approved_by: string[];
-  bypassed: boolean;
-  bypass_reason: string | null;
-  outcome: string;
-  detail: string | null;
-  /** Only on non-query events: a query entry's body is what it was before events existed. */
   event?: string;
   subject?: unknown;
-}
+};
 
 /**
  * JSON with object keys sorted at every level, so the same values always give the same text,
@@ -62,7 +41,5 @@ export function bodyText(body: AuditBody): string {
   return canonicalJson(body);
 }
 
-/** sha256(prev_hash ':' seq ':' body), hex: what the store computes when it appends. */
-export function entryHash(prevHash: string, seq: bigint | number, body: string): string {
-  return createHash('sha256').update(`${prevHash}:${seq}:${body}`, 'utf8').digest('hex');
-}
+/** sha256(prev_hash ':' seq ':' body), hex: the store's formula (store/chain-hash.ts). */
+export { entryHash } from '../store/chain-hash.ts';

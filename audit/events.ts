@@ -1,8 +1,7 @@
 import type { ParamValue } from '../adapters/types.ts';
 import { governedQueries } from '../core/metrics.ts';
-import { encodeParams } from '../governance/params.ts';
-import type { QueryActor, QueryOrigin } from '../governance/types.ts';
 import {
+  AUDIT_BODY_COLUMNS,
   type AuditInsert,
   type AuditRow,
   appendAudit,
@@ -12,6 +11,8 @@ import {
 } from '../store/audit.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
+import { encodeParams } from '../store/params.ts';
+import type { QueryActor, QueryOrigin } from './actors.ts';
 import { type AuditBody, bodyText, entryHash, GENESIS_HASH } from './chain.ts';
 
 /** The facts of one query attempt, as the pipeline knows them (DESIGN.md pipeline step 6). */
@@ -142,32 +143,10 @@ export async function recordEvent(sql: Tx, ev: AuditEvent): Promise<{ id: string
 
 /** The hashed columns of an entry, from a row to insert or a row read back. */
 export function bodyOf(e: AuditInsert | AuditRow): AuditBody {
+  const body = Object.fromEntries(AUDIT_BODY_COLUMNS.map((k) => [k, e[k]])) as Omit<AuditBody, 'occurred_at'>;
   return {
-    id: e.id,
-    org_id: e.org_id,
+    ...body,
     occurred_at: e.occurred_at.toISOString(),
-    actor_kind: e.actor_kind,
-    actor_user_id: e.actor_user_id,
-    actor_api_key_id: e.actor_api_key_id,
-    actor_workflow_run_id: e.actor_workflow_run_id,
-    actor_workflow_id: e.actor_workflow_id,
-    origin: e.origin,
-    ai_client_id: e.ai_client_id,
-    ai_client_name: e.ai_client_name,
-    database_id: e.database_id,
-    credential_id: e.credential_id,
-    statement: e.statement,
-    params: e.params,
-    classification: e.classification,
-    rows_returned: e.rows_returned,
-    duration_ms: e.duration_ms,
-    request_id: e.request_id,
-    reviews_required: e.reviews_required,
-    approved_by: e.approved_by,
-    bypassed: e.bypassed,
-    bypass_reason: e.bypass_reason,
-    outcome: e.outcome,
-    detail: e.detail,
     // canonicalJson leaves undefined keys out: query entries hash exactly as they always did.
     event: e.event === 'query' ? undefined : e.event,
     subject: e.event === 'query' ? undefined : (e.subject ?? null),

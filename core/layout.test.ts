@@ -108,6 +108,58 @@ function importEdges(): ImportEdge[] {
   return edges;
 }
 
+/**
+ * The folder order (DESIGN.md "Layout"), top first: a folder may import the folders below it,
+ * never one above. Entry programs on top, the pure leaves (expr, core, config) at the bottom.
+ */
+const ORDER = [
+  'cli',
+  'agent',
+  'api',
+  'worker',
+  'activities',
+  'dashboards',
+  'automation',
+  'registry',
+  'governance',
+  'identity',
+  'audit',
+  'integrations',
+  'tunnels',
+  'sql',
+  'store',
+  'adapters',
+  'workflows',
+  'expr',
+  'core',
+  'config',
+];
+
+/** Imports against the order, allowed by name (`from -> to`), each with why. */
+const ALLOWED_UPWARD: Record<string, string> = {
+  // The workflow code is bundled alone by the Temporal worker: it names the activities it calls
+  // through proxyActivities by their types, never their code.
+  'workflows/steps.ts -> activities/index.ts': 'type-only: proxyActivities signature',
+  'workflows/scheduled.ts -> activities/index.ts': 'type-only: proxyActivities signature',
+  // The process's dependency bag names what the entry points put in it.
+  'core/deps.ts -> store/db.ts': 'type-only: the composition root',
+  'core/deps.ts -> store/crypto.ts': 'type-only: the composition root',
+  'core/deps.ts -> store/access-cache.ts': 'type-only: the composition root',
+  'core/deps.ts -> governance/notify.ts': 'type-only: the composition root',
+  'core/deps.ts -> tunnels/hub.ts': 'type-only: the composition root',
+  'core/deps.ts -> adapters/types.ts': 'type-only: the composition root',
+  // The Temporal payload codec encrypts under the keyring and records whose key sealed a payload;
+  // it is loaded by the client, the worker and the Temporal UI codec route alike, so it sits in core.
+  'core/payload-codec.ts -> store/crypto.ts': 'type-only: the keyring it is handed',
+  'core/payload-codec.ts -> store/db.ts': 'type-only: the store handle it is handed',
+  'core/payload-codec.ts -> store/temporal-owners.ts': 'value: records which organization owns a payload key',
+  'core/payload-key-usage.ts -> store/crypto.ts': 'type-only: the keyring it is handed',
+};
+
+function folderOf(path: string): string | null {
+  return path.includes('/') ? (path.split('/')[0] as string) : null;
+}
+
 function lines(path: string): number {
   return readFileSync(join(ROOT, path), 'utf8').split('\n').length;
 }
@@ -132,6 +184,32 @@ describe('source layout', () => {
     const values = fromApi.filter((e) => !e.typeOnly).map((e) => `${e.from} -> ${e.to}`);
     if (values.length) console.log(`api/ value imports from store/:\n  ${values.join('\n  ')}`);
     expect(values).toEqual([]);
+  });
+
+  it('declares the place of every source folder in the order', () => {
+    const folders = new Set([...graph.keys()].map(folderOf).filter((f): f is string => f !== null));
+    expect([...folders].filter((f) => !ORDER.includes(f))).toEqual([]);
+  });
+
+  it('has no import against the folder order but those allowed by name', () => {
+    const rank = (f: string) => ORDER.indexOf(f);
+    const upward = importEdges().filter((e) => {
+      const from = folderOf(e.from);
+      const to = folderOf(e.to);
+      return from !== null && to !== null && from !== to && rank(to) < rank(from);
+    });
+    // Not vacuous: the allowed ones are found.
+    expect(upward.length).toBeGreaterThan(0);
+    const named = (e: ImportEdge) => `${e.from} -> ${e.to}`;
+    // An allowance named type-only holds only while the import is `import type`.
+    const allowed = (e: ImportEdge) =>
+      named(e) in ALLOWED_UPWARD && (e.typeOnly || !ALLOWED_UPWARD[named(e)]?.startsWith('type-only'));
+    const violations = upward.filter((e) => !allowed(e)).map(named);
+    if (violations.length) console.log(`imports against the folder order:\n  ${violations.join('\n  ')}`);
+    expect(violations).toEqual([]);
+    // An allowance no import needs any more goes too, so the list stays the truth.
+    const stale = Object.keys(ALLOWED_UPWARD).filter((k) => !upward.some((e) => named(e) === k));
+    expect(stale).toEqual([]);
   });
 
   it('keeps governance/ under 15 % of the code', () => {

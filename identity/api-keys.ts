@@ -4,10 +4,10 @@
 // through the same user_id tables as a person's. Marking a key for x-act-as-user is a super
 // admin's own act, never a key's.
 
+import type { QueryActor } from '../audit/actors.ts';
 import { actorIsAdmin, type Caller } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import { forbidden, notFound, validationFailed } from '../core/errors.ts';
-import type { QueryActor } from '../governance/types.ts';
 import { type ApiKeyListing, type ApiKeyRow, listApiKeys, setApiKeyActAs } from '../store/api-keys.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';

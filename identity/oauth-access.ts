@@ -1,7 +1,7 @@
 // Access tokens: ES256 JWTs in the RFC 9068 profile, audience-bound to the MCP resource.
 import { createLocalJWKSet, type JWTVerifyGetKey, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import type { AiClientLimits } from '../audit/actors.ts';
 import type { Config } from '../config/env.ts';
-import type { AiClientLimits } from '../governance/query.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Tx } from '../store/db.ts';
 import { findGrantCaller, type OAuthGrantRow, touchGrant } from '../store/oauth.ts';

@@ -6,10 +6,10 @@
 // made by an admin, and through it that admin would otherwise make themselves super admin.
 
 import * as v from 'valibot';
+import type { QueryActor } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
-import type { QueryActor } from '../governance/query.ts';
 import { findApiKey, revokeOwnedApiKeys } from '../store/api-keys.ts';
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';

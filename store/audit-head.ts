@@ -6,8 +6,9 @@
 // in between, the head no longer matches, nothing is written, and the batch goes the usual way
 // (audit_append, which reads the head under its row lock) and tells this pool the new head.
 // What the pool saves is PostgreSQL's work per entry: no plpgsql call, no hashing in SQL.
-import { entryHash } from '../audit/chain.ts';
+
 import type { Appended, Pending } from './audit-writer.ts';
+import { entryHash } from './chain-hash.ts';
 import type { Sql, Tx } from './db.ts';
 
 interface Head {

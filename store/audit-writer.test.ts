@@ -1,7 +1,9 @@
 // The group-commit queue against a stand-in pool whose calls complete when the test says so:
 // when batches go, what they hold, and who is told what.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { entryHash } from '../audit/chain.ts';
+import { AUDIT_BODY_COLUMNS } from './audit.ts';
 import { appendGrouped, MAX_BATCH } from './audit-writer.ts';
 import type { Sql } from './db.ts';
 
@@ -150,5 +152,17 @@ describe('audit group commit queue', () => {
     moved = false;
     await finishAll(calls, appendGrouped(pool, 'org_b', entry('e3')));
     expect(calls[3]).toMatchObject({ onHead: false, ids: ['e3'] });
+  });
+});
+
+describe('the append insert', () => {
+  it('stores exactly the columns of the one list the hash chain follows (store/audit.ts)', () => {
+    const source = readFileSync(new URL('./audit-writer.ts', import.meta.url), 'utf8');
+    const list = /insert into audit_log \(([^)]*)\)/.exec(source)?.[1];
+    expect(list).toBeDefined();
+    const columns = (list as string).split(',').map((c) => c.trim());
+    const chain = new Set(['seq', 'event', 'subject', 'prev_hash', 'hash']);
+    expect(columns.filter((c) => !chain.has(c))).toEqual([...AUDIT_BODY_COLUMNS]);
+    expect(columns.filter((c) => chain.has(c)).sort()).toEqual([...chain].sort());
   });
 });

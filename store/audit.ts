@@ -37,6 +37,46 @@ export interface AuditRow {
   hash: string;
 }
 
+/**
+ * The one list of an entry's hashed columns, besides `event` and `subject` (hashed only on
+ * non-query events) and the chain's own seq, prev_hash and hash. The hash chain (audit/chain.ts
+ * AuditBody), the entry's body (audit/events.ts bodyOf) and the append's insert
+ * (store/audit-writer.ts, checked against this list by store/audit-writer.test.ts) all follow it.
+ */
+export const AUDIT_BODY_COLUMNS = [
+  'id',
+  'org_id',
+  'occurred_at',
+  'actor_kind',
+  'actor_user_id',
+  'actor_api_key_id',
+  'actor_workflow_run_id',
+  'actor_workflow_id',
+  'origin',
+  'ai_client_id',
+  'ai_client_name',
+  'database_id',
+  'credential_id',
+  'statement',
+  'params',
+  'classification',
+  'rows_returned',
+  'duration_ms',
+  'request_id',
+  'reviews_required',
+  'approved_by',
+  'bypassed',
+  'bypass_reason',
+  'outcome',
+  'detail',
+] as const satisfies readonly (keyof AuditRow)[];
+export type AuditBodyColumn = (typeof AUDIT_BODY_COLUMNS)[number];
+
+// Every stored column is in the list, or is one of the five named above: a compile error otherwise.
+type Unlisted = Exclude<keyof AuditRow, AuditBodyColumn | 'event' | 'subject' | 'seq' | 'prev_hash' | 'hash'>;
+const everyColumnListed: Unlisted extends never ? true : Unlisted = true;
+void everyColumnListed;
+
 /** Everything the caller decides; seq, prev_hash and hash come from the organization's chain head. */
 export type AuditInsert = Omit<AuditRow, 'seq' | 'prev_hash' | 'hash'>;
 
