@@ -5,6 +5,7 @@
 // v2 SDK client pinned to it) for the sequential figure. Countersign runs as `countersign serve`
 // in a process of its own, compiled as in production, like dbhub: in the bench's own process it
 // would share one event loop with the eight clients that drive it, and dbhub does not.
+
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -34,6 +35,7 @@ import { freePorts } from '../test/harness/process.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
+import { BENCH_ACTOR } from './world.ts';
 
 const SAMPLES = Number(process.env.BENCH_MCP_SAMPLES ?? 1000);
 const WARMUP = 100;
@@ -142,6 +144,7 @@ const bench: Bench = {
       const { db } = await createDatabase(
         deps,
         org.id,
+        BENCH_ACTOR,
         v.parse(CreateDatabase, {
           name: 'bench',
           adapter: 'postgres',

@@ -6,6 +6,7 @@
 // made by an admin, and through it that admin would otherwise make themselves super admin.
 
 import { recordEvent } from '../audit/events.ts';
+import type { EventSubjects, EventType } from '../audit/event-types.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import type { QueryActor } from '../governance/query.ts';
 import { findApiKey, revokeOwnedApiKeys } from '../store/api-keys.ts';
@@ -98,12 +99,12 @@ async function keepASuperAdmin(sql: Tx, orgId: string, leaving: UserRow): Promis
     throw conflict('the last active super admin cannot be demoted, disabled or deleted');
 }
 
-async function audit(
+async function audit<K extends EventType>(
   sql: Tx,
   orgId: string,
   actor: PeopleActor,
-  event: string,
-  subject: Record<string, unknown>,
+  event: K,
+  subject: EventSubjects[K],
   detail: string,
 ): Promise<void> {
   await recordEvent(sql, { orgId, actor, origin: 'user', event, subject, outcome: 'allowed', detail });

@@ -47,7 +47,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     const parsed = v.safeParse(CreatePolicy, { name: (c.get('form').name ?? '').trim(), rules: [] });
     if (!parsed.success) return redirectWith(c, here(c), 'error', parsed.issues[0].message);
     const out = await attempt(() =>
-      createPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), parsed.output),
+      createPolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), parsed.output),
     );
     return out.ok
       ? redirectWith(c, here(c, out.value.policy.id), 'notice', 'Policy created. Add rules, then assign it.')
@@ -77,7 +77,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
       );
     return save(
       c,
-      () => patchPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), view.policy.id, parsed.output),
+      () => patchPolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), view.policy.id, parsed.output),
       'Rule added.',
     );
   });
@@ -89,7 +89,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     const rules = rulesOf(view).filter((_, i) => i !== index);
     return save(
       c,
-      () => patchPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), view.policy.id, { rules }),
+      () => patchPolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), view.policy.id, { rules }),
       'Rule removed.',
     );
   });
@@ -101,7 +101,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     return save(
       c,
       () =>
-        setAssignments(deps.sql, c.get('principal').orgId, c.req.param('id'), c.req.param('pid'), {
+        setAssignments(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), c.req.param('pid'), {
           users,
           roles,
         }),
@@ -111,7 +111,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.post('/databases/:id/policies/:pid/delete', async (c) => {
     const out = await attempt(() =>
-      deletePolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), c.req.param('pid')),
+      deletePolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), c.req.param('pid')),
     );
     return out.ok
       ? redirectWith(c, here(c), 'notice', 'Policy deleted.')
