@@ -26,7 +26,12 @@ export interface EventSubjects {
   'user.password_reset_notice': { user_id: string; email: string; channel: string; delivered: boolean };
   'user.password_set': Open<{ user_id: string }>;
   'user.sso_linked': { user_id: string; issuer: string; sso_subject: string };
-  'api_key.create': { api_key_id: string; owner_user_id: string; service_account: boolean; act_as_allowed: boolean };
+  'api_key.create': {
+    api_key_id: string;
+    owner_user_id: string;
+    service_account: boolean;
+    act_as_allowed: boolean;
+  };
   'api_key.act_as_allowed': { api_key_id: string; act_as_allowed: boolean };
   'api_key.revoked': { api_key_id: string };
   'api_key.act_as': { api_key_id: string; key_owner_id: string; user_id: string };
@@ -91,7 +96,15 @@ export type EventType = keyof EventSubjects;
 /** What the audit page shows for each kind; `change` kinds carry before/after (Change). */
 export interface EventTypeInfo {
   label: string;
-  group: 'people' | 'access' | 'settings' | 'databases' | 'data protection' | 'reviews' | 'automation' | 'other';
+  group:
+    | 'people'
+    | 'access'
+    | 'settings'
+    | 'databases'
+    | 'data protection'
+    | 'reviews'
+    | 'automation'
+    | 'other';
   change: boolean;
 }
 

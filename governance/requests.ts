@@ -167,7 +167,8 @@ export async function editRequest(
       });
     // An edit that voids approvals is what a reviewer must be able to trace afterwards.
     const voided = sqlChanged
-      ? (await listReviews(tx, r.id)).filter((x) => x.verdict === 'approve' && x.revision === r.revision).length
+      ? (await listReviews(tx, r.id)).filter((x) => x.verdict === 'approve' && x.revision === r.revision)
+          .length
       : 0;
     const change = changeOf(
       { statement: r.statement, params: r.params, run_on_approval: r.run_on_approval },

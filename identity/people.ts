@@ -5,8 +5,8 @@
 // Super admins are managed only by a super admin person: an organization API key may have been
 // made by an admin, and through it that admin would otherwise make themselves super admin.
 
-import { recordEvent } from '../audit/events.ts';
 import type { EventSubjects, EventType } from '../audit/event-types.ts';
+import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import type { QueryActor } from '../governance/query.ts';
 import { findApiKey, revokeOwnedApiKeys } from '../store/api-keys.ts';

@@ -2,8 +2,8 @@
 // of each credential before and after. Passwords and the client key are never values here, only
 // named in secrets_changed; certificates (public, but long) appear as a short fingerprint.
 import { createHash } from 'node:crypto';
-import { recordEvent } from '../audit/events.ts';
 import { changeOf, isEmptyChange } from '../audit/event-types.ts';
+import { recordEvent } from '../audit/events.ts';
 import type { QueryActor } from '../governance/types.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
@@ -73,7 +73,8 @@ export async function auditDatabaseChange(
   );
   if (isEmptyChange(change)) return;
   const db = (after ?? before)!.db;
-  const event = before === null ? 'database.created' : after === null ? 'database.deleted' : 'database.updated';
+  const event =
+    before === null ? 'database.created' : after === null ? 'database.deleted' : 'database.updated';
   const names = [...Object.keys(change.after ?? {}), ...secretsChanged];
   await recordEvent(tx, {
     orgId,

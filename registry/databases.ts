@@ -161,7 +161,9 @@ export async function patchDatabase(
     const after = { db, credentials: await listCredentials(tx, [id]) };
     const secrets = [
       ...(input.ssl_key !== undefined ? ['ssl_key'] : []),
-      ...plan.updates.filter((u) => u.fields.password !== undefined).map((u) => `credential ${u.id} password`),
+      ...plan.updates
+        .filter((u) => u.fields.password !== undefined)
+        .map((u) => `credential ${u.id} password`),
     ];
     await auditDatabaseChange(tx, orgId, actor, { db: current, credentials: existing }, after, secrets);
     return after;

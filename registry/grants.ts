@@ -1,7 +1,7 @@
+import { inTransaction, recordEvent } from '../audit/events.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
 import { canSee } from '../governance/access.ts';
 import type { QueryActor } from '../governance/query.ts';
-import { inTransaction, recordEvent } from '../audit/events.ts';
 import { type CredentialRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import {

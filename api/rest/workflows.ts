@@ -58,7 +58,10 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const body = await jsonBody(c, CreateWorkflow);
-      return c.json(presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, c.get('actor'), body)), 201);
+      return c.json(
+        presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, c.get('actor'), body)),
+        201,
+      );
     },
   );
   // The editor's live check (api/rest/workflow-validate.ts): same rules as create/update, no write.
@@ -90,7 +93,9 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, PatchWorkflow);
       return c.json(
-        presentWorkflow(await patchWorkflow(deps, c.get('principal').orgId, c.get('actor'), c.req.param('id'), body)),
+        presentWorkflow(
+          await patchWorkflow(deps, c.get('principal').orgId, c.get('actor'), c.req.param('id'), body),
+        ),
       );
     },
   );
@@ -100,7 +105,11 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     doc('Workflows', 'Archive a workflow', { auth: ['apiKey', 'bearer', 'session'] }),
     admin,
     async (c) =>
-      c.json(presentWorkflow(await archiveWorkflow(deps, c.get('principal').orgId, c.get('actor'), c.req.param('id')))),
+      c.json(
+        presentWorkflow(
+          await archiveWorkflow(deps, c.get('principal').orgId, c.get('actor'), c.req.param('id')),
+        ),
+      ),
   );
   app.route('/', workflowRunRoutes(deps));
   return app;

@@ -77,7 +77,15 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
       );
     return save(
       c,
-      () => patchPolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), view.policy.id, parsed.output),
+      () =>
+        patchPolicy(
+          deps.sql,
+          c.get('principal').orgId,
+          pageActor(c),
+          c.req.param('id'),
+          view.policy.id,
+          parsed.output,
+        ),
       'Rule added.',
     );
   });
@@ -89,7 +97,10 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     const rules = rulesOf(view).filter((_, i) => i !== index);
     return save(
       c,
-      () => patchPolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), view.policy.id, { rules }),
+      () =>
+        patchPolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), view.policy.id, {
+          rules,
+        }),
       'Rule removed.',
     );
   });
@@ -101,10 +112,17 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     return save(
       c,
       () =>
-        setAssignments(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), c.req.param('pid'), {
-          users,
-          roles,
-        }),
+        setAssignments(
+          deps.sql,
+          c.get('principal').orgId,
+          pageActor(c),
+          c.req.param('id'),
+          c.req.param('pid'),
+          {
+            users,
+            roles,
+          },
+        ),
       'Assignments saved.',
     );
   });
