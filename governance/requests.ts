@@ -170,9 +170,15 @@ export async function editRequest(
       ? (await listReviews(tx, r.id)).filter((x) => x.verdict === 'approve' && x.revision === r.revision)
           .length
       : 0;
+    // The revision is part of the change: a resubmitted identical statement still voids approvals.
     const change = changeOf(
-      { statement: r.statement, params: r.params, run_on_approval: r.run_on_approval },
-      { statement: updated.statement, params: updated.params, run_on_approval: updated.run_on_approval },
+      { revision: r.revision, statement: r.statement, params: r.params, run_on_approval: r.run_on_approval },
+      {
+        revision: updated.revision,
+        statement: updated.statement,
+        params: updated.params,
+        run_on_approval: updated.run_on_approval,
+      },
     );
     if (!isEmptyChange(change))
       await recordEvent(tx, {
