@@ -2,11 +2,11 @@
 import { Hono } from 'hono';
 import { isEventType } from '../../../audit/event-types.ts';
 import { verifyAuditChain } from '../../../audit/events.ts';
-import { searchEntries } from '../../../audit/export.ts';
 import type { Deps } from '../../../core/deps.ts';
+import { mayReadAudit, searchAuditLog } from '../../../governance/audit-access.ts';
+import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
-import { listUsers } from '../../../store/users.ts';
-import { type PageEnv, pageActor, render } from '../kit/page-context.tsx';
+import { type PageEnv, pageActor, pageCaller, render } from '../kit/page-context.tsx';
 import { type AuditFilters, AuditPage } from './view.tsx';
 
 const AUDIT_PAGE = 100;
@@ -17,8 +17,8 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.get('/audit', async (c) => {
     const p = c.get('principal');
-    // The same rule as GET /api/v1/audit: admins and super admins only.
-    if (p.role === 'member')
+    // The same rule as GET /api/v1/audit (governance/audit-access.ts).
+    if (!mayReadAudit(pageCaller(c)))
       return render(c, null, 'Not allowed', <p class="error">The audit log is for admins.</p>, 403);
     const q = c.req.query();
     const filters: AuditFilters = {
@@ -34,10 +34,9 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
     };
     const cursor = /^\d+$/.test(q.cursor ?? '') ? q.cursor : undefined;
     const [page, users, dbs] = await Promise.all([
-      searchEntries(
+      searchAuditLog(
         deps.sql,
-        p.orgId,
-        pageActor(c),
+        pageCaller(c),
         {
           actor: filters.person || undefined,
           databaseId: filters.database || undefined,
@@ -52,7 +51,7 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
         },
         { cursor, limit: AUDIT_PAGE },
       ),
-      listUsers(deps.sql, p.orgId),
+      listPeople(deps.sql, pageCaller(c)),
       listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
     ]);
     // Verify chain: recomputes every hash of the organization's chain (audit/events.ts).
