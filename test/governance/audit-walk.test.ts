@@ -443,6 +443,7 @@ const NOT_WALKED: Record<string, string> = {
   'POST /api/v1/workflows/:id/run': 'a run: its queries are audited as workflow-run query entries',
   'POST /api/v1/workflows/:id/runs/:runId/cancel': 'run control; the run keeps its own history',
   'POST /api/v1/workflows/:id/runs/:runId/retry': 'records run.retry (test/workflows/run-view.test.ts)',
+  'POST /api/v1/workflows/:id/runs/:runId/rerun': 'records run.rerun (as the page route)',
   'POST /api/v1/workflows/:id/runs/:runId/approvals': 'a run approval, kept in the run’s history',
   'POST /api/v1/integrations/tracker/webhook': 'starts a run from a verified webhook',
   'POST /temporal/codec/encode': 'encodes payloads, writes nothing',
