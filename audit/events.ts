@@ -14,6 +14,7 @@ import { newId } from '../store/ids.ts';
 import { encodeParams } from '../store/params.ts';
 import type { QueryActor, QueryOrigin } from './actors.ts';
 import { type AuditBody, bodyText, entryHash, GENESIS_HASH } from './chain.ts';
+import type { EventSubjects, EventType } from './event-types.ts';
 
 /** The facts of one query attempt, as the pipeline knows them (DESIGN.md pipeline step 6). */
 export interface AuditAttempt {
@@ -105,14 +106,14 @@ function toEntry(a: AuditAttempt): AuditInsert {
 }
 
 /** Something other than a query that changed or used access: who did it, to what, how it ended. */
-export interface AuditEvent {
+export interface AuditEvent<K extends EventType = EventType> {
   orgId: string;
   actor: QueryActor;
   origin: QueryOrigin;
-  /** Dotted name: 'user.created', 'user.role_changed', 'credential.grant_added', 'mcp.tool', … */
-  event: string;
-  /** Ids and values the event is about; never a secret. */
-  subject: Record<string, unknown>;
+  /** One of the kinds audit/event-types.ts defines: 'user.created', 'policy.updated', … */
+  event: K;
+  /** Ids and values the event is about, as audit/event-types.ts defines them; never a secret. */
+  subject: EventSubjects[K];
   databaseId?: string | null;
   outcome: AuditRow['outcome'];
   /** One readable line for people scanning the log. */
@@ -120,7 +121,10 @@ export interface AuditEvent {
 }
 
 /** Appends a non-query event to the organization's hash chain (the same chain as queries). */
-export async function recordEvent(sql: Tx, ev: AuditEvent): Promise<{ id: string; seq: bigint }> {
+export async function recordEvent<K extends EventType>(
+  sql: Tx,
+  ev: AuditEvent<K>,
+): Promise<{ id: string; seq: bigint }> {
   const entry: AuditInsert = {
     ...toEntry({
       orgId: ev.orgId,
@@ -204,4 +208,13 @@ export async function verifyAllChains(sql: Tx): Promise<ChainReport[]> {
   const out: ChainReport[] = [];
   for (const orgId of await auditOrganizations(sql)) out.push(await verifyAuditChain(sql, orgId));
   return out;
+}
+
+/**
+ * Runs `fn` in a transaction, or inside the one `sql` already is: a change and its audit event
+ * commit together or not at all.
+ */
+export function inTransaction<T>(sql: Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  if ('begin' in sql) return sql.begin((tx) => fn(tx)) as Promise<T>;
+  return fn(sql);
 }

@@ -1,11 +1,16 @@
 // Workflow definitions: create, read, change, archive (SPEC.md 4.1). Each change is checked whole,
 // written in one transaction together with its schedule, or not at all.
+
 import type { Caller } from '../audit/actors.ts';
+import { changeOf, isEmptyChange } from '../audit/event-types.ts';
+import { recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError, type FieldError, notFound, validationFailed } from '../core/errors.ts';
 import { OutboundError } from '../core/outbound/errors.ts';
 import { outboundPolicy } from '../core/outbound/policy.ts';
+import type { QueryActor } from '../governance/types.ts';
 import { findLabel, trackerConfigured } from '../integrations/tracker.ts';
+import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { findUserById } from '../store/users.ts';
 import * as store from '../store/workflows.ts';
@@ -25,6 +30,7 @@ type WorkflowInput = Omit<CreateWorkflowBody, 'run_permissions'> &
 export async function createWorkflow(
   deps: ManageDeps,
   orgId: string,
+  actor: QueryActor,
   body: WorkflowInput,
 ): Promise<store.WorkflowRow> {
   const id = newId('wf');
@@ -32,6 +38,7 @@ export async function createWorkflow(
   return deps.sql.begin(async (tx) => {
     const row = await store.insertWorkflow(tx, id, orgId, fields);
     await syncSchedule(deps.temporal, row);
+    await auditWorkflow(tx, actor, 'workflow.created', null, row);
     return row;
   });
 }
@@ -39,6 +46,7 @@ export async function createWorkflow(
 export async function patchWorkflow(
   deps: ManageDeps,
   orgId: string,
+  actor: QueryActor,
   id: string,
   body: PatchWorkflowBody,
 ): Promise<store.WorkflowRow> {
@@ -70,6 +78,7 @@ export async function patchWorkflow(
     const fields = await prepare(deps, orgId, id, merged, current);
     const row = await store.updateWorkflow(tx, id, fields);
     await syncSchedule(deps.temporal, row);
+    await auditWorkflow(tx, actor, 'workflow.updated', current, row);
     return row;
   });
 }
@@ -78,6 +87,7 @@ export async function patchWorkflow(
 export async function archiveWorkflow(
   deps: ManageDeps,
   orgId: string,
+  actor: QueryActor,
   id: string,
 ): Promise<store.WorkflowRow> {
   return deps.sql.begin(async (tx) => {
@@ -85,7 +95,54 @@ export async function archiveWorkflow(
     if (!current) throw notFound('no such workflow');
     const row = await store.archiveWorkflow(tx, id);
     await syncSchedule(deps.temporal, row);
+    if (current.archived_at === null) await auditWorkflow(tx, actor, 'workflow.archived', current, row);
     return row;
+  });
+}
+
+/** A definition as an auditor compares it; API header values (sealed secrets) are named, never shown. */
+function workflowSnapshot(w: store.WorkflowRow): Record<string, unknown> {
+  return {
+    name: w.name,
+    group: w.group_name,
+    cron_schedule: w.cron_schedule,
+    tracker_label: w.tracker_label_name,
+    inputs: w.inputs,
+    steps: w.steps.map((s) =>
+      s.action.__type__ === 'api'
+        ? { ...s, action: { ...s.action, headers: Object.keys(s.action.headers) } }
+        : s,
+    ),
+    run_permissions: w.run_permissions,
+    archived: w.archived_at !== null,
+  };
+}
+
+async function auditWorkflow(
+  tx: Tx,
+  actor: QueryActor,
+  event: 'workflow.created' | 'workflow.updated' | 'workflow.archived',
+  before: store.WorkflowRow | null,
+  after: store.WorkflowRow,
+): Promise<void> {
+  const change = changeOf(before && workflowSnapshot(before), workflowSnapshot(after));
+  if (isEmptyChange(change)) return;
+  const fields = Object.keys(change.after ?? {});
+  await recordEvent(tx, {
+    orgId: after.org_id,
+    actor,
+    origin: 'user',
+    event,
+    subject: { workflow_id: after.id, ...change },
+    outcome: 'allowed',
+    detail:
+      event === 'workflow.updated'
+        ? `${after.name}: ${fields.join(', ')}`
+        : `${event === 'workflow.created' ? 'created' : 'archived'} ${after.name}${
+            fields.includes('cron_schedule') && after.cron_schedule
+              ? ` (schedule ${after.cron_schedule})`
+              : ''
+          }`,
   });
 }
 

@@ -1,6 +1,7 @@
 // What an agent tunnel costs: the same 1-row query and the same 100 000-row result through a
 // real agent process (service hub -> WebSocket -> agent -> PostgreSQL) and on a direct
 // connection with the same TLS settings (verify-full), interleaved in the same run.
+
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as v from 'valibot';
@@ -22,6 +23,7 @@ import { createTestStore } from '../test/harness/store.ts';
 import { AgentHub } from '../tunnels/hub.ts';
 import { createAgentAwarePools, routedAdapterFor } from '../tunnels/pools.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
+import { BENCH_ACTOR } from './world.ts';
 
 const SAMPLES = 1000;
 const WARMUP = 100;
@@ -62,7 +64,7 @@ const bench: Bench = {
       const org = await insertOrganization(sql, { id: newId('org'), name: 'bench' });
       const { agent: row, token } = await registerAgent(
         { sql },
-        { orgId: org.id, name: 'bench', createdBy: null },
+        { orgId: org.id, name: 'bench', createdBy: null, actor: BENCH_ACTOR },
       );
       const ssl = {
         enabled: true,
@@ -75,6 +77,7 @@ const bench: Bench = {
       await createDatabase(
         { sql, keyring, pools: deps.pools },
         org.id,
+        BENCH_ACTOR,
         v.parse(CreateDatabase, {
           name: 'bench',
           adapter: 'postgres',

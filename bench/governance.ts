@@ -2,6 +2,7 @@
 // classification, the data-protection hook, and the hash-chained audit append — measured as the
 // same 1-row query through runGovernedQuery, through the adapter pool it uses, and on the bare
 // driver, interleaved in the same run (DESIGN.md, Conventions). Target: < 2 ms added at p50.
+
 import { availableParallelism, loadavg } from 'node:os';
 import postgres from 'postgres';
 import * as v from 'valibot';
@@ -29,6 +30,7 @@ import { insertOrganization } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
+import { BENCH_ACTOR } from './world.ts';
 
 const SAMPLES = 1500;
 const WARMUP = 100;
@@ -74,6 +76,7 @@ const bench: Bench = {
       const { db, credentials } = await createDatabase(
         { sql, keyring, pools },
         org.id,
+        BENCH_ACTOR,
         v.parse(CreateDatabase, {
           name: 'bench',
           adapter: 'postgres',

@@ -37,6 +37,7 @@ import { freePorts } from '../test/harness/process.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
+import { BENCH_ACTOR } from './world.ts';
 
 const SAMPLES = Number(process.env.BENCH_MCP_SAMPLES ?? 1000);
 const WARMUP = 100;
@@ -147,6 +148,7 @@ const bench: Bench = {
       const { db } = await createDatabase(
         deps,
         org.id,
+        BENCH_ACTOR,
         v.parse(CreateDatabase, {
           name: 'bench',
           adapter: 'postgres',

@@ -14,7 +14,7 @@ import { connectTemporal } from '../core/temporal.ts';
 import { createUser } from '../identity/manage.ts';
 import { startWorker, WORKFLOWS_PATH } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
-import { benchOrg, startBenchService } from './world.ts';
+import { BENCH_ACTOR, benchOrg, startBenchService } from './world.ts';
 
 const SAMPLES = 60;
 const WARMUP = 5;
@@ -53,7 +53,7 @@ const bench: Bench = {
         permissions: [],
         action: { __type__: 'query' as const, credential_id: credentialId, query, timeout_seconds: 5 },
       });
-      const threeSteps = await createWorkflow(deps, orgId, {
+      const threeSteps = await createWorkflow(deps, orgId, BENCH_ACTOR, {
         name: 'bench three steps',
         group: null,
         cron_schedule: null,
@@ -93,7 +93,7 @@ const bench: Bench = {
       const ratio = percentile(encrypted!, 50) / percentile(plain!, 50);
 
       // A run whose query step returns 100 rows, decoded as the codec endpoint does.
-      const hundred = await createWorkflow(deps, orgId, {
+      const hundred = await createWorkflow(deps, orgId, BENCH_ACTOR, {
         name: 'bench 100 rows',
         group: null,
         cron_schedule: null,

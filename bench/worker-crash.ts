@@ -19,7 +19,7 @@ import { newId } from '../store/ids.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, percentile } from './report.ts';
-import { benchOrg } from './world.ts';
+import { BENCH_ACTOR, benchOrg } from './world.ts';
 
 const SAMPLES = 5;
 const TARGET_S = 10;
@@ -83,7 +83,7 @@ const bench: Bench = {
     try {
       await target.unsafe(`create table ${table} (id serial primary key)`);
       const { orgId, credentialId, principal } = await benchOrg(deps, pg);
-      const wf = await createWorkflow(deps, orgId, {
+      const wf = await createWorkflow(deps, orgId, BENCH_ACTOR, {
         name: 'bench crash',
         group: null,
         cron_schedule: null,

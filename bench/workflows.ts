@@ -18,7 +18,7 @@ import { freePorts } from '../test/harness/process.ts';
 import { startTemporal } from '../test/harness/temporal.ts';
 import { startWorker } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
-import { benchOrg, startBenchService } from './world.ts';
+import { BENCH_ACTOR, benchOrg, startBenchService } from './world.ts';
 
 const SAMPLES = 60;
 const WARMUP = 10;
@@ -69,7 +69,7 @@ const bench: Bench = {
       const { orgId, credentialId, principal } = await benchOrg(deps, pg);
       // timeout_seconds 5: short steps, which run as local activities (workflows/README.md);
       // null: the default timeouts (30 s), regular activities.
-      const threeSteps = (timeout: number | null): Parameters<typeof createWorkflow>[2] => ({
+      const threeSteps = (timeout: number | null): Parameters<typeof createWorkflow>[3] => ({
         name: `bench three steps (${timeout ?? 'default'} s)`,
         group: null,
         cron_schedule: null,
@@ -110,8 +110,8 @@ const bench: Bench = {
           },
         ],
       });
-      const short = await createWorkflow(deps, orgId, threeSteps(5));
-      const long = await createWorkflow(deps, orgId, threeSteps(null));
+      const short = await createWorkflow(deps, orgId, BENCH_ACTOR, threeSteps(5));
+      const long = await createWorkflow(deps, orgId, BENCH_ACTOR, threeSteps(null));
       const client = deps.temporal!.client;
       const ours = (wfId: string) => async () => {
         const runId = await startRun(deps, principal, wfId, {});

@@ -155,7 +155,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
         const org = await requireOrg(sql);
         const { agent, token } = await registerAgent(
           { sql },
-          { orgId: org.id, name: values.name!, createdBy: null },
+          { orgId: org.id, name: values.name!, createdBy: null, actor: null },
         );
         io.out.write(`created ${agent.id} (${agent.name})\n${token}\n`);
       });
@@ -165,7 +165,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
       const { values } = parseArgs({ args: rest, options: { id: { type: 'string' } } });
       if (!values.id) throw new UsageError('--id is required');
       await io.withStore(async (sql) => {
-        await revokeAgent({ sql }, (await requireOrg(sql)).id, values.id!).catch(() => {
+        await revokeAgent({ sql }, (await requireOrg(sql)).id, values.id!, null).catch(() => {
           throw new UsageError(`no live agent ${values.id}`);
         });
         io.out.write(`revoked ${values.id}\n`);

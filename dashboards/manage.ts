@@ -1,5 +1,7 @@
 // Dashboards (SPEC.md 2.3, 4.3): create, read, list, replace, archive, delete, and who may see a
 // restricted one. Every function acts as a person (a personal token or a web session).
+import { changeOf, isEmptyChange } from '../audit/event-types.ts';
+import { inTransaction, recordEvent } from '../audit/events.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
 import {
   actorOfViewer,
@@ -32,13 +34,17 @@ export async function visibleDashboard(
 
 export async function createDashboard(sql: Tx, v: Viewer, input: CreateDashboard): Promise<DashboardRow> {
   const panels = await normalizePanels(sql, v.orgId, actorOfViewer(v), input.panels, []);
-  return store.insertDashboard(sql, {
-    id: newId('dash'),
-    orgId: v.orgId,
-    createdBy: v.userId,
-    name: input.name,
-    restricted_access: input.restricted_access,
-    panels,
+  return inTransaction(sql, async (tx) => {
+    const d = await store.insertDashboard(tx, {
+      id: newId('dash'),
+      orgId: v.orgId,
+      createdBy: v.userId,
+      name: input.name,
+      restricted_access: input.restricted_access,
+      panels,
+    });
+    await auditDashboard(tx, v, 'dashboard.created', null, d);
+    return d;
   });
 }
 
@@ -76,11 +82,13 @@ export async function updateDashboard(
       input.panels === undefined
         ? d.panels
         : await normalizePanels(tx, v.orgId, actorOfViewer(v), input.panels, d.panels);
-    return store.updateDashboard(tx, d.id, {
+    const updated = await store.updateDashboard(tx, d.id, {
       name: input.name ?? d.name,
       restricted_access: input.restricted_access ?? d.restricted_access,
       panels,
     });
+    await auditDashboard(tx, v, 'dashboard.updated', d, updated);
+    return updated;
   });
 }
 
@@ -90,6 +98,7 @@ export async function deleteDashboard(sql: Tx, v: Viewer, id: string): Promise<D
     const d = await visibleDashboard(tx, v, id, true);
     requireEditor(d, v);
     await store.deleteDashboard(tx, d.id);
+    await auditDashboard(tx, v, 'dashboard.deleted', d, null);
     return d;
   });
 }
@@ -104,7 +113,18 @@ export async function setDashboardArchived(
   return inTransaction(sql, async (tx) => {
     const d = await visibleDashboard(tx, v, id, true);
     requireEditor(d, v);
-    return store.setArchived(tx, d.id, archived);
+    const row = await store.setArchived(tx, d.id, archived);
+    if ((d.archived_at !== null) !== archived)
+      await recordEvent(tx, {
+        orgId: v.orgId,
+        actor: actorOfViewer(v),
+        origin: 'user',
+        event: 'dashboard.archived',
+        subject: { dashboard_id: d.id, archived },
+        outcome: 'allowed',
+        detail: `${archived ? 'archived' : 'unarchived'} ${d.name}`,
+      });
+    return row;
   });
 }
 
@@ -126,18 +146,67 @@ export async function grantDashboard(
   const user = await findUserById(sql, userId);
   if (!user || user.org_id !== v.orgId)
     throw validationFailed([{ path: 'user_id', message: 'no such user in this organization' }]);
-  await store.insertDashboardGrant(sql, { dashboardId: d.id, userId, grantedBy: v.userId });
-  return store.listDashboardGrants(sql, d.id);
+  return inTransaction(sql, async (tx) => {
+    const had = (await store.listDashboardGrants(tx, d.id)).some((g) => g.user_id === userId);
+    await store.insertDashboardGrant(tx, { dashboardId: d.id, userId, grantedBy: v.userId });
+    if (!had) await auditDashboardGrant(tx, v, 'dashboard.grant_added', d, userId);
+    return store.listDashboardGrants(tx, d.id);
+  });
 }
 
 export async function revokeDashboard(sql: Tx, v: Viewer, id: string, userId: string): Promise<void> {
   const d = await visibleDashboard(sql, v, id);
   requireEditor(d, v);
-  if (!(await store.deleteDashboardGrant(sql, d.id, userId))) throw notFound('no grant for this user');
+  await inTransaction(sql, async (tx) => {
+    if (!(await store.deleteDashboardGrant(tx, d.id, userId))) throw notFound('no grant for this user');
+    await auditDashboardGrant(tx, v, 'dashboard.grant_removed', d, userId);
+  });
 }
 
-/** Runs `fn` in a transaction, or inside the one `sql` already is. */
-function inTransaction<T>(sql: Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  if ('begin' in sql) return sql.begin((tx) => fn(tx)) as Promise<T>;
-  return fn(sql);
+function auditDashboardGrant(
+  tx: Tx,
+  v: Viewer,
+  event: 'dashboard.grant_added' | 'dashboard.grant_removed',
+  d: DashboardRow,
+  userId: string,
+) {
+  return recordEvent(tx, {
+    orgId: v.orgId,
+    actor: actorOfViewer(v),
+    origin: 'user',
+    event,
+    subject: { dashboard_id: d.id, user_id: userId },
+    outcome: 'allowed',
+    detail: `${userId} ${event === 'dashboard.grant_added' ? 'may see' : 'may no longer see'} ${d.name}`,
+  });
+}
+
+const snapshot = (d: DashboardRow) => ({
+  name: d.name,
+  restricted_access: d.restricted_access,
+  panels: d.panels,
+});
+
+async function auditDashboard(
+  tx: Tx,
+  v: Viewer,
+  event: 'dashboard.created' | 'dashboard.updated' | 'dashboard.deleted',
+  before: DashboardRow | null,
+  after: DashboardRow | null,
+): Promise<void> {
+  const change = changeOf(before && snapshot(before), after && snapshot(after));
+  if (isEmptyChange(change)) return;
+  const d = (after ?? before)!;
+  await recordEvent(tx, {
+    orgId: v.orgId,
+    actor: actorOfViewer(v),
+    origin: 'user',
+    event,
+    subject: { dashboard_id: d.id, ...change },
+    outcome: 'allowed',
+    detail:
+      event === 'dashboard.updated'
+        ? `${d.name}: ${Object.keys(change.after ?? {}).join(', ')}`
+        : `${event === 'dashboard.created' ? 'created' : 'deleted'} ${d.name}`,
+  });
 }

@@ -3,6 +3,8 @@
 // executeGoverned as a direct query, after every rule is checked again (request-run.ts).
 import type { ParamValue } from '../adapters/types.ts';
 import type { Caller } from '../audit/actors.ts';
+import { changeOf, isEmptyChange } from '../audit/event-types.ts';
+import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound } from '../core/errors.ts';
 import { type DatabaseRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
@@ -234,6 +236,34 @@ export async function editRequest(
         statement: updated.statement,
         params: updated.params,
       });
+    // An edit that voids approvals is what a reviewer must be able to trace afterwards.
+    const voided = sqlChanged
+      ? (await listReviews(tx, r.id)).filter((x) => x.verdict === 'approve' && x.revision === r.revision)
+          .length
+      : 0;
+    // The revision is part of the change: a resubmitted identical statement still voids approvals.
+    const change = changeOf(
+      { revision: r.revision, statement: r.statement, params: r.params, run_on_approval: r.run_on_approval },
+      {
+        revision: updated.revision,
+        statement: updated.statement,
+        params: updated.params,
+        run_on_approval: updated.run_on_approval,
+      },
+    );
+    if (!isEmptyChange(change))
+      await recordEvent(tx, {
+        orgId,
+        actor,
+        origin: 'user',
+        event: 'review.edited',
+        subject: { request_id: r.id, revision: updated.revision, approvals_voided: voided, ...change },
+        databaseId: r.database_id,
+        outcome: 'allowed',
+        detail: sqlChanged
+          ? `revision ${updated.revision}; ${voided} approval(s) voided`
+          : 'run on approval changed',
+      });
     return updated;
   });
   return view(deps.sql, request, actor);
@@ -249,6 +279,16 @@ export async function cancelRequest(
     const { request: r } = await visibleRequest(tx, orgId, caller, id, true);
     requireAuthor(caller.actor, r, 'cancel a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be canceled`);
+    await recordEvent(tx, {
+      orgId,
+      actor: caller.actor,
+      origin: caller.origin,
+      event: 'review.canceled',
+      subject: { request_id: r.id, revision: r.revision },
+      databaseId: r.database_id,
+      outcome: 'allowed',
+      detail: `canceled by its author`,
+    });
     return updateRequest(tx, r.id, { status: 'canceled' });
   });
   return view(deps.sql, request, caller.actor);
@@ -290,8 +330,20 @@ export async function reviewRequest(
       revision: r.revision,
       body: input.body,
     };
+    const audit = (event: 'review.commented' | 'review.approved' | 'review.rejected', status: string) =>
+      recordEvent(tx, {
+        orgId,
+        actor: reviewer,
+        origin: 'user',
+        event,
+        subject: { request_id: r.id, review_id: review.id, revision: r.revision, status },
+        databaseId: r.database_id,
+        outcome: 'allowed',
+        detail: `${input.verdict} on revision ${r.revision}`,
+      });
     if (input.verdict === 'comment') {
       await insertReview(tx, { ...review, verdict: 'comment' });
+      await audit('review.commented', r.status);
       return { request: r, runNow: false };
     }
     // Four-eyes rule: the author's own approval or rejection never counts.
@@ -306,10 +358,16 @@ export async function reviewRequest(
     )
       throw conflict(`you already gave this verdict on revision ${r.revision}`);
     await insertReview(tx, { ...review, verdict: input.verdict });
-    if (input.verdict === 'reject')
+    if (input.verdict === 'reject') {
+      await audit('review.rejected', 'rejected');
       return { request: await updateRequest(tx, r.id, { status: 'rejected' }), runNow: false };
+    }
     const valid = await validApprovers(tx, r, db);
-    if (valid.length < r.reviews_required || r.status === 'approved') return { request: r, runNow: false };
+    if (valid.length < r.reviews_required || r.status === 'approved') {
+      await audit('review.approved', r.status);
+      return { request: r, runNow: false };
+    }
+    await audit('review.approved', 'approved');
     const approved = await updateRequest(tx, r.id, { status: 'approved' });
     return { request: approved, runNow: approved.run_on_approval };
   });

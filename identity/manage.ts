@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { EventSubjects } from '../audit/event-types.ts';
+import { type AuditEvent, inTransaction, recordEvent } from '../audit/events.ts';
 import { type ApiKeyRow, insertApiKey, revokeApiKey } from '../store/api-keys.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -61,8 +63,25 @@ function presetKeyId(secret: string): string | null {
   return m ? `key_${m[1]}` : null;
 }
 
-export async function revokeOrgApiKey(sql: Tx, orgId: string, id: string): Promise<boolean> {
-  return revokeApiKey(sql, orgId, id);
+export async function revokeOrgApiKey(
+  sql: Tx,
+  orgId: string,
+  id: string,
+  actor: AuditEvent['actor'],
+): Promise<boolean> {
+  return inTransaction(sql, async (tx) => {
+    if (!(await revokeApiKey(tx, orgId, id))) return false;
+    await recordEvent(tx, {
+      orgId,
+      actor,
+      origin: 'user',
+      event: 'api_key.revoked',
+      subject: { api_key_id: id },
+      outcome: 'allowed',
+      detail: `revoked API key ${id}`,
+    });
+    return true;
+  });
 }
 
 /** Creates a personal access token acting as `userId`. */
@@ -72,18 +91,50 @@ export async function createPersonalToken(
 ): Promise<{ token: PersonalTokenRow; secret: string }> {
   const id = newId('pat');
   const minted = mintSecret(SECRET_KINDS.personalToken, id);
-  const token = await insertPersonalToken(sql, {
-    id,
-    userId: input.userId,
-    name: input.name,
-    secretHash: minted.hash,
-    expiresAt: input.expiresAt,
+  return inTransaction(sql, async (tx) => {
+    const token = await insertPersonalToken(tx, {
+      id,
+      userId: input.userId,
+      name: input.name,
+      secretHash: minted.hash,
+      expiresAt: input.expiresAt,
+    });
+    await auditToken(tx, input.userId, 'token.created', {
+      token_id: id,
+      user_id: input.userId,
+      name: input.name,
+      expires_at: input.expiresAt?.toISOString() ?? null,
+    });
+    return { token, secret: minted.secret };
   });
-  return { token, secret: minted.secret };
 }
 
 export async function revokeUserToken(sql: Tx, userId: string, id: string): Promise<boolean> {
-  return revokePersonalToken(sql, userId, id);
+  return inTransaction(sql, async (tx) => {
+    if (!(await revokePersonalToken(tx, userId, id))) return false;
+    await auditToken(tx, userId, 'token.revoked', { token_id: id, user_id: userId });
+    return true;
+  });
+}
+
+/** A personal token is made and revoked by the person it acts as: they are the actor. */
+async function auditToken<K extends 'token.created' | 'token.revoked'>(
+  tx: Tx,
+  userId: string,
+  event: K,
+  subject: EventSubjects[K],
+): Promise<void> {
+  const user = await findUserById(tx, userId);
+  if (!user) return;
+  await recordEvent(tx, {
+    orgId: user.org_id,
+    actor: { kind: 'user', userId, role: user.role },
+    origin: 'user',
+    event,
+    subject,
+    outcome: 'allowed',
+    detail: `${event === 'token.created' ? 'created' : 'revoked'} personal token ${subject.token_id}`,
+  });
 }
 
 export async function createUser(

@@ -7,6 +7,7 @@
 
 import * as v from 'valibot';
 import type { QueryActor } from '../audit/actors.ts';
+import type { EventSubjects, EventType } from '../audit/event-types.ts';
 import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
@@ -134,12 +135,12 @@ async function keepASuperAdmin(sql: Tx, orgId: string, leaving: UserRow): Promis
     throw conflict('the last active super admin cannot be demoted, disabled or deleted');
 }
 
-async function audit(
+async function audit<K extends EventType>(
   sql: Tx,
   orgId: string,
   actor: PeopleActor,
-  event: string,
-  subject: Record<string, unknown>,
+  event: K,
+  subject: EventSubjects[K],
   detail: string,
 ): Promise<void> {
   await recordEvent(sql, { orgId, actor, origin: 'user', event, subject, outcome: 'allowed', detail });

@@ -1,7 +1,9 @@
 // Agents as an organization sees them: registration (the token is shown once), revocation,
 // the list with tunnel status, token authentication for the tunnel endpoint, and the check that
 // a database's agent_id names a live agent of its organization.
+import { inTransaction, recordEvent } from '../audit/events.ts';
 import { conflict, notFound, validationFailed } from '../core/errors.ts';
+import type { QueryActor } from '../governance/types.ts';
 import {
   type AgentRow,
   findAgent,
@@ -29,29 +31,63 @@ export interface AgentDeps {
 
 const heartbeatOf = (deps: AgentDeps) => deps.agents?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
 
-/** Registers an agent; the token is in the result once and stored only as its hash. */
+/**
+ * Registers an agent; the token is in the result once and stored only as its hash. `actor` is
+ * who did it in the organization's audit chain; null only for the host's operator (the CLI),
+ * who is no actor of the organization.
+ */
 export async function registerAgent(
   deps: AgentDeps,
-  input: { orgId: string; name: string; createdBy: string | null },
+  input: { orgId: string; name: string; createdBy: string | null; actor: QueryActor | null },
 ): Promise<{ agent: AgentStatus & { created_at: string }; token: string }> {
   if (await findLiveAgentByName(deps.sql, input.orgId, input.name))
     throw conflict(`an agent named ${input.name} already exists`);
   const id = newId('agt');
   const minted = mintSecret(AGENT_TOKEN_KIND, id);
-  const row = await insertAgent(deps.sql, {
-    id,
-    orgId: input.orgId,
-    name: input.name,
-    secretHash: minted.hash,
-    createdBy: input.createdBy,
+  const row = await inTransaction(deps.sql, async (tx) => {
+    const inserted = await insertAgent(tx, {
+      id,
+      orgId: input.orgId,
+      name: input.name,
+      secretHash: minted.hash,
+      createdBy: input.createdBy,
+    });
+    if (input.actor)
+      await recordEvent(tx, {
+        orgId: input.orgId,
+        actor: input.actor,
+        origin: 'user',
+        event: 'agent.registered',
+        subject: { agent_id: id, name: input.name },
+        outcome: 'allowed',
+        detail: `registered agent ${input.name}`,
+      });
+    return inserted;
   });
   return { agent: present(row, heartbeatOf(deps)), token: minted.secret };
 }
 
 /** Revokes the agent and cuts its tunnel here (other replicas within a heartbeat). */
-export async function revokeAgent(deps: AgentDeps, orgId: string, id: string): Promise<void> {
-  const row = await revokeAgentRow(deps.sql, orgId, id);
-  if (!row) throw notFound('no such agent');
+export async function revokeAgent(
+  deps: AgentDeps,
+  orgId: string,
+  id: string,
+  actor: QueryActor | null,
+): Promise<void> {
+  await inTransaction(deps.sql, async (tx) => {
+    const row = await revokeAgentRow(tx, orgId, id);
+    if (!row) throw notFound('no such agent');
+    if (actor)
+      await recordEvent(tx, {
+        orgId,
+        actor,
+        origin: 'user',
+        event: 'agent.revoked',
+        subject: { agent_id: id },
+        outcome: 'allowed',
+        detail: `revoked agent ${row.name}`,
+      });
+  });
   deps.agents?.disconnect(id);
 }
 

@@ -21,6 +21,7 @@ import {
 import type { Sql, Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { checkAgentReference } from './agents.ts';
+import { auditDatabaseChange } from './database-audit.ts';
 import type { CreateDatabaseInput, PatchDatabaseInput, SetupDatabaseInput } from './database-input.ts';
 import { checkInvariants, type NewCredential, planCredentials } from './database-rules.ts';
 
@@ -40,6 +41,7 @@ export interface DatabaseWithCredentials {
 export async function createDatabase(
   deps: DatabaseDeps,
   orgId: string,
+  actor: QueryActor,
   input: CreateDatabaseInput,
 ): Promise<DatabaseWithCredentials> {
   const defaults = input.credentials.filter((c) => c.default_credential).length;
@@ -85,6 +87,7 @@ export async function createDatabase(
     });
     const credentials: CredentialRow[] = [];
     for (const c of creds) credentials.push(await insertCredentialSealed(tx, deps.keyring, db.id, c));
+    await auditDatabaseChange(tx, orgId, actor, null, { db, credentials });
     return { db, credentials };
   });
 }
@@ -155,7 +158,15 @@ export async function patchDatabase(
       });
     }
     for (const c of plan.creates) await insertCredentialSealed(tx, deps.keyring, id, c);
-    return { db, credentials: await listCredentials(tx, [id]) };
+    const after = { db, credentials: await listCredentials(tx, [id]) };
+    const secrets = [
+      ...(input.ssl_key !== undefined ? ['ssl_key'] : []),
+      ...plan.updates
+        .filter((u) => u.fields.password !== undefined)
+        .map((u) => `credential ${u.id} password`),
+    ];
+    await auditDatabaseChange(tx, orgId, actor, { db: current, credentials: existing }, after, secrets);
+    return after;
   });
   await deps.pools.invalidate(id);
   return result;
@@ -181,6 +192,7 @@ async function insertCredentialSealed(
 export async function setupDatabase(
   deps: DatabaseDeps,
   orgId: string,
+  actor: QueryActor,
   input: SetupDatabaseInput,
 ): Promise<DatabaseWithCredentials> {
   const result = await deps.sql.begin(async (tx) => {
@@ -222,10 +234,12 @@ export async function setupDatabase(
     };
     if (!existing) {
       const db = await insertDatabase(tx, id, orgId, fields);
-      return { db, credentials: [await insertCredentialSealed(tx, deps.keyring, id, cred)] };
+      const created = { db, credentials: [await insertCredentialSealed(tx, deps.keyring, id, cred)] };
+      await auditDatabaseChange(tx, orgId, actor, null, created);
+      return created;
     }
-    const db = await updateDatabase(tx, id, fields);
     const creds = await listCredentials(tx, [id]);
+    const db = await updateDatabase(tx, id, fields);
     const target =
       creds.find((c) => c.default_credential) ?? creds.find((c) => c.username === input.username);
     const clash = creds.find((c) => c.username === input.username && c.id !== target?.id);
@@ -240,7 +254,14 @@ export async function setupDatabase(
     } else {
       await insertCredentialSealed(tx, deps.keyring, id, cred);
     }
-    return { db, credentials: await listCredentials(tx, [id]) };
+    const after = { db, credentials: await listCredentials(tx, [id]) };
+    // Setup always sends the password (and a key, if any): they count as set again.
+    const secrets = [
+      ...(input.ssl_key ? ['ssl_key'] : []),
+      ...(target ? [`credential ${target.id} password`] : []),
+    ];
+    await auditDatabaseChange(tx, orgId, actor, { db: existing, credentials: creds }, after, secrets);
+    return after;
   });
   await deps.pools.invalidate(result.db.id);
   return result;
@@ -265,7 +286,9 @@ export async function deleteDatabase(
 ): Promise<DatabaseWithCredentials> {
   const gone = await deps.sql.begin(async (tx) => {
     const found = await getDatabase(tx, orgId, actor, id);
+    const all = { db: found.db, credentials: await listCredentials(tx, [id]) };
     await deleteDatabaseRow(tx, id);
+    await auditDatabaseChange(tx, orgId, actor, all, null);
     return found;
   });
   await deps.pools.invalidate(id);

@@ -1,7 +1,8 @@
+import { inTransaction, recordEvent } from '../audit/events.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
 import { canSee } from '../governance/access.ts';
 import type { QueryActor } from '../governance/query.ts';
-import { findDatabase, listCredentials } from '../store/databases.ts';
+import { type CredentialRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import {
   type CredentialGrantRow,
@@ -46,15 +47,29 @@ export async function grantAccess(
   databaseId: string,
   userId: string,
 ): Promise<{ grant: GrantRow; created: boolean }> {
-  await visibleDatabase(sql, orgId, actor, databaseId);
+  const db = await visibleDatabase(sql, orgId, actor, databaseId);
   const user = await findUserById(sql, userId);
   if (!user || user.org_id !== orgId)
     throw validationFailed([{ path: 'user_id', message: 'no such user in this organization' }]);
-  return insertGrant(sql, {
-    id: newId('grt'),
-    databaseId,
-    userId,
-    grantedBy: actor.kind === 'user' ? actor.userId : null,
+  return inTransaction(sql, async (tx) => {
+    const out = await insertGrant(tx, {
+      id: newId('grt'),
+      databaseId,
+      userId,
+      grantedBy: actor.kind === 'user' ? actor.userId : null,
+    });
+    if (out.created)
+      await recordEvent(tx, {
+        orgId,
+        actor,
+        origin: 'user',
+        event: 'database.grant_added',
+        subject: { database_id: databaseId, grant_id: out.grant.id, user_id: userId },
+        databaseId,
+        outcome: 'allowed',
+        detail: `${user.email} may use ${db.name}`,
+      });
+    return out;
   });
 }
 
@@ -66,10 +81,22 @@ export async function revokeAccess(
   databaseId: string,
   userId: string,
 ): Promise<GrantRow> {
-  await visibleDatabase(sql, orgId, actor, databaseId);
-  const removed = await deleteGrant(sql, databaseId, userId);
-  if (!removed) throw notFound('no grant for this user');
-  return removed;
+  const db = await visibleDatabase(sql, orgId, actor, databaseId);
+  return inTransaction(sql, async (tx) => {
+    const removed = await deleteGrant(tx, databaseId, userId);
+    if (!removed) throw notFound('no grant for this user');
+    await recordEvent(tx, {
+      orgId,
+      actor,
+      origin: 'user',
+      event: 'database.grant_removed',
+      subject: { database_id: databaseId, grant_id: removed.id, user_id: userId },
+      databaseId,
+      outcome: 'allowed',
+      detail: `${userId} may no longer use ${db.name}`,
+    });
+    return removed;
+  });
 }
 
 /** The credential of a database the (admin) actor can see, or 404. */
@@ -109,18 +136,22 @@ export async function grantCredential(
   target: { databaseId: string; credentialId: string },
   to: { userId: string } | { role: Role },
 ): Promise<{ grant: CredentialGrantRow; created: boolean }> {
-  await visibleCredential(sql, orgId, actor, target.databaseId, target.credentialId);
+  const cred = await visibleCredential(sql, orgId, actor, target.databaseId, target.credentialId);
   if ('userId' in to) {
     const user = await findUserById(sql, to.userId);
     if (!user || user.org_id !== orgId)
       throw validationFailed([{ path: 'user_id', message: 'no such user in this organization' }]);
   }
-  return insertCredentialGrant(sql, {
-    id: newId('cgr'),
-    credentialId: target.credentialId,
-    userId: 'userId' in to ? to.userId : null,
-    role: 'role' in to ? to.role : null,
-    grantedBy: actor.kind === 'user' ? actor.userId : null,
+  return inTransaction(sql, async (tx) => {
+    const out = await insertCredentialGrant(tx, {
+      id: newId('cgr'),
+      credentialId: target.credentialId,
+      userId: 'userId' in to ? to.userId : null,
+      role: 'role' in to ? to.role : null,
+      grantedBy: actor.kind === 'user' ? actor.userId : null,
+    });
+    if (out.created) await auditCredentialGrant(tx, orgId, actor, 'credential.grant_added', cred, out.grant);
+    return out;
   });
 }
 
@@ -132,8 +163,38 @@ export async function revokeCredentialGrant(
   target: { databaseId: string; credentialId: string },
   grantId: string,
 ): Promise<CredentialGrantRow> {
-  await visibleCredential(sql, orgId, actor, target.databaseId, target.credentialId);
-  const removed = await deleteCredentialGrant(sql, target.credentialId, grantId);
-  if (!removed) throw notFound('no such credential grant');
-  return removed;
+  const cred = await visibleCredential(sql, orgId, actor, target.databaseId, target.credentialId);
+  return inTransaction(sql, async (tx) => {
+    const removed = await deleteCredentialGrant(tx, target.credentialId, grantId);
+    if (!removed) throw notFound('no such credential grant');
+    await auditCredentialGrant(tx, orgId, actor, 'credential.grant_removed', cred, removed);
+    return removed;
+  });
+}
+
+async function auditCredentialGrant(
+  tx: Tx,
+  orgId: string,
+  actor: QueryActor,
+  event: 'credential.grant_added' | 'credential.grant_removed',
+  cred: CredentialRow,
+  grant: CredentialGrantRow,
+): Promise<void> {
+  const who = grant.user_id ?? `every ${grant.role}`;
+  await recordEvent(tx, {
+    orgId,
+    actor,
+    origin: 'user',
+    event,
+    subject: {
+      database_id: cred.database_id,
+      credential_id: cred.id,
+      grant_id: grant.id,
+      user_id: grant.user_id,
+      role: grant.role,
+    },
+    databaseId: cred.database_id,
+    outcome: 'allowed',
+    detail: `${who} ${event === 'credential.grant_added' ? 'may use' : 'may no longer use'} ${cred.username}`,
+  });
 }

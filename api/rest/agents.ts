@@ -27,6 +27,7 @@ export function agentRoutes(deps: Pick<Deps, 'sql' | 'agents'>): Hono<AppEnv> {
       orgId: p.orgId,
       name: body.name,
       createdBy: p.kind === 'user' ? p.userId : null,
+      actor: c.get('actor'),
     });
     // The token is shown once (STYLE.md 8: responses carrying tokens are not cached).
     c.header('cache-control', 'no-store');
@@ -34,7 +35,7 @@ export function agentRoutes(deps: Pick<Deps, 'sql' | 'agents'>): Hono<AppEnv> {
   });
   app.get('/', async (c) => c.json({ data: await listAgents(deps, c.get('principal').orgId) }));
   app.delete('/:id', async (c) => {
-    await revokeAgent(deps, c.get('principal').orgId, c.req.param('id'));
+    await revokeAgent(deps, c.get('principal').orgId, c.req.param('id'), c.get('actor'));
     return c.body(null, 204);
   });
   return app;

@@ -86,7 +86,7 @@ export function apiKeyRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     '/:id',
     doc('API keys', 'Revoke an API key', { auth: ['apiKey', 'bearer', 'session'], status: 204 }),
     async (c) => {
-      if (!(await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id'))))
+      if (!(await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id'), c.get('actor'))))
         throw notFound('no such API key');
       return c.body(null, 204);
     },

@@ -45,7 +45,10 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     }),
     async (c) => {
       const body = await jsonBody(c, CreatePolicy);
-      return c.json(presentPolicy(await createPolicy(deps.sql, org(c), c.req.param('id')!, body)), 201);
+      return c.json(
+        presentPolicy(await createPolicy(deps.sql, org(c), c.get('actor'), c.req.param('id')!, body)),
+        201,
+      );
     },
   );
   app.get(
@@ -64,7 +67,9 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, PatchPolicy);
       return c.json(
-        presentPolicy(await patchPolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'), body)),
+        presentPolicy(
+          await patchPolicy(deps.sql, org(c), c.get('actor'), c.req.param('id')!, c.req.param('pid'), body),
+        ),
       );
     },
   );
@@ -73,7 +78,9 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     doc('Data protection', 'Delete a data-protection policy', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
       return c.json(
-        presentPolicy(await deletePolicy(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'))),
+        presentPolicy(
+          await deletePolicy(deps.sql, org(c), c.get('actor'), c.req.param('id')!, c.req.param('pid')),
+        ),
       );
     },
   );
@@ -86,7 +93,16 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, PutAssignments);
       return c.json(
-        presentPolicy(await setAssignments(deps.sql, org(c), c.req.param('id')!, c.req.param('pid'), body)),
+        presentPolicy(
+          await setAssignments(
+            deps.sql,
+            org(c),
+            c.get('actor'),
+            c.req.param('id')!,
+            c.req.param('pid'),
+            body,
+          ),
+        ),
       );
     },
   );

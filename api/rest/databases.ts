@@ -67,7 +67,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, CreateDatabase);
       const orgId = c.get('principal').orgId;
-      return c.json(await present(orgId, await createDatabase(deps, orgId, body)), 201);
+      return c.json(await present(orgId, await createDatabase(deps, orgId, c.get('actor'), body)), 201);
     },
   );
   app.put(
@@ -80,7 +80,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, SetupDatabase);
       const orgId = c.get('principal').orgId;
-      return c.json(await present(orgId, await setupDatabase(deps, orgId, body)));
+      return c.json(await present(orgId, await setupDatabase(deps, orgId, c.get('actor'), body)));
     },
   );
   app.delete(

@@ -65,7 +65,10 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const body = await jsonBody(c, CreateWorkflow);
-      return c.json(presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, body)), 201);
+      return c.json(
+        presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, c.get('actor'), body)),
+        201,
+      );
     },
   );
   // The editor's live check (api/rest/workflow-validate.ts): same rules as create/update, no write.
@@ -116,7 +119,9 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, PatchWorkflow);
       return c.json(
-        presentWorkflow(await patchWorkflow(deps, c.get('principal').orgId, c.req.param('id'), body)),
+        presentWorkflow(
+          await patchWorkflow(deps, c.get('principal').orgId, c.get('actor'), c.req.param('id'), body),
+        ),
       );
     },
   );
@@ -126,7 +131,11 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     doc('Workflows', 'Archive a workflow', { auth: ['apiKey', 'bearer', 'session'] }),
     admin,
     async (c) =>
-      c.json(presentWorkflow(await archiveWorkflow(deps, c.get('principal').orgId, c.req.param('id')))),
+      c.json(
+        presentWorkflow(
+          await archiveWorkflow(deps, c.get('principal').orgId, c.get('actor'), c.req.param('id')),
+        ),
+      ),
   );
   app.route('/', workflowRunRoutes(deps));
   return app;

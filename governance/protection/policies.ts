@@ -2,6 +2,8 @@
 // rules, and their assignment to users and roles.
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
+import { changeOf, isEmptyChange } from '../../audit/event-types.ts';
+import { recordEvent } from '../../audit/events.ts';
 import { conflict, notFound, validationFailed } from '../../core/errors.ts';
 import {
   type AssignmentRow,
@@ -22,6 +24,7 @@ import { findDatabase } from '../../store/databases.ts';
 import type { Sql, Tx } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';
 import { findUserById, ROLES, type Role } from '../../store/users.ts';
+import type { QueryActor } from '../types.ts';
 
 const Name = (what: string) => v.pipe(v.string(), v.minLength(1, `${what} is required`), v.maxLength(128));
 
@@ -94,6 +97,7 @@ export async function getPolicy(
 export async function createPolicy(
   sql: Sql,
   orgId: string,
+  actor: QueryActor,
   databaseId: string,
   input: CreatePolicyInput,
 ): Promise<PolicyView> {
@@ -110,13 +114,16 @@ export async function createPolicy(
     }).catch(onDuplicateName);
     await replaceRules(tx, policy.id, input.rules.map(toRuleRow));
     if (input.assignments) await assignAll(tx, orgId, policy, input.assignments);
-    return view(tx, policy);
+    const created = await view(tx, policy);
+    await auditPolicy(tx, actor, 'policy.created', null, created);
+    return created;
   });
 }
 
 export async function patchPolicy(
   sql: Sql,
   orgId: string,
+  actor: QueryActor,
   databaseId: string,
   id: string,
   input: PatchPolicyInput,
@@ -125,24 +132,31 @@ export async function patchPolicy(
   await mustFindPolicy(sql, databaseId, id);
   if (input.rules) checkUniqueRules(input.rules);
   return sql.begin(async (tx) => {
+    const before = await view(tx, await mustFindPolicy(tx, databaseId, id));
     const policy = await updatePolicy(tx, id, { name: input.name, description: input.description }).catch(
       onDuplicateName,
     );
     if (input.rules) await replaceRules(tx, id, input.rules.map(toRuleRow));
-    return view(tx, policy);
+    const after = await view(tx, policy);
+    await auditPolicy(tx, actor, 'policy.updated', before, after);
+    return after;
   });
 }
 
 export async function deletePolicy(
   sql: Sql,
   orgId: string,
+  actor: QueryActor,
   databaseId: string,
   id: string,
 ): Promise<PolicyView> {
   await mustFindDatabase(sql, orgId, databaseId);
-  const existing = await view(sql, await mustFindPolicy(sql, databaseId, id));
-  await deletePolicyRow(sql, id);
-  return existing;
+  return sql.begin(async (tx) => {
+    const existing = await view(tx, await mustFindPolicy(tx, databaseId, id));
+    await deletePolicyRow(tx, id);
+    await auditPolicy(tx, actor, 'policy.deleted', existing, null);
+    return existing;
+  });
 }
 
 /**
@@ -152,6 +166,7 @@ export async function deletePolicy(
 export async function setAssignments(
   sql: Sql,
   orgId: string,
+  actor: QueryActor,
   databaseId: string,
   id: string,
   input: AssignmentsInput,
@@ -159,9 +174,12 @@ export async function setAssignments(
   await mustFindDatabase(sql, orgId, databaseId);
   const policy = await mustFindPolicy(sql, databaseId, id);
   return sql.begin(async (tx) => {
+    const before = await view(tx, policy);
     await tx`delete from data_protection_assignments where policy_id = ${id}`;
     await assignAll(tx, orgId, policy, input);
-    return view(tx, policy);
+    const after = await view(tx, policy);
+    await auditPolicy(tx, actor, 'policy.assigned', before, after);
+    return after;
   });
 }
 
@@ -204,11 +222,57 @@ function checkUniqueRules(rules: v.InferOutput<typeof Rule>[]): void {
   });
 }
 
+/** The policy as an auditor compares it: one entry per rule, keyed by the column it protects. */
+function policySnapshot(v: PolicyView, part: 'policy' | 'assignments'): Record<string, unknown> {
+  if (part === 'assignments')
+    return {
+      users: v.assignments.flatMap((a) => (a.user_id ? [a.user_id] : [])).sort(),
+      roles: v.assignments.flatMap((a) => (a.role ? [a.role] : [])).sort(),
+    };
+  const out: Record<string, unknown> = { name: v.policy.name, description: v.policy.description };
+  for (const r of v.rules)
+    out[`rule ${r.schema_name ? `${r.schema_name}.` : ''}${r.table_name}.${r.column_name}`] =
+      r.action === 'partial'
+        ? { action: r.action, keep_first: r.keep_first, keep_last: r.keep_last }
+        : { action: r.action };
+  return out;
+}
+
+/** One event per change, in the change's transaction; an update that changed nothing records none. */
+async function auditPolicy(
+  tx: Tx,
+  actor: QueryActor,
+  event: 'policy.created' | 'policy.updated' | 'policy.deleted' | 'policy.assigned',
+  before: PolicyView | null,
+  after: PolicyView | null,
+): Promise<void> {
+  const part = event === 'policy.assigned' ? 'assignments' : 'policy';
+  const change = changeOf(before && policySnapshot(before, part), after && policySnapshot(after, part));
+  if (isEmptyChange(change)) return;
+  const p = (after ?? before)!.policy;
+  const changed = Object.keys(change.after ?? change.before ?? {});
+  await recordEvent(tx, {
+    orgId: p.org_id,
+    actor,
+    origin: 'user',
+    event,
+    subject: { database_id: p.database_id, policy_id: p.id, ...change },
+    databaseId: p.database_id,
+    outcome: 'allowed',
+    detail:
+      event === 'policy.created'
+        ? `created policy ${p.name}`
+        : event === 'policy.deleted'
+          ? `deleted policy ${p.name}`
+          : `${p.name}: ${changed.join(', ')}`,
+  });
+}
+
 async function mustFindDatabase(sql: Sql, orgId: string, databaseId: string): Promise<void> {
   if (!(await findDatabase(sql, orgId, databaseId))) throw notFound('no such database');
 }
 
-async function mustFindPolicy(sql: Sql, databaseId: string, id: string): Promise<PolicyRow> {
+async function mustFindPolicy(sql: Tx, databaseId: string, id: string): Promise<PolicyRow> {
   const policy = await findPolicy(sql, databaseId, id);
   if (!policy) throw notFound('no such policy');
   return policy;

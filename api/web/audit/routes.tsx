@@ -1,5 +1,7 @@
 // The audit log page (admins): filters over the hash-chained log and its export.
 import { Hono } from 'hono';
+import { isEventType } from '../../../audit/event-types.ts';
+import { verifyAuditChain } from '../../../audit/events.ts';
 import type { Deps } from '../../../core/deps.ts';
 import { mayReadAudit, searchAuditLog } from '../../../governance/audit-access.ts';
 import { listPeople } from '../../../identity/directory.ts';
@@ -8,6 +10,7 @@ import { type PageEnv, pageActor, pageCaller, render } from '../kit/page-context
 import { type AuditFilters, AuditPage } from './view.tsx';
 
 const AUDIT_PAGE = 100;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
@@ -25,6 +28,9 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
       aiOnly: q.ai === '1',
       bypassedOnly: q.bypassed === '1',
       text: (q.q ?? '').trim().slice(0, 200),
+      type: q.type === 'query' || isEventType(q.type ?? '') ? (q.type ?? '') : '',
+      from: DAY.test(q.from ?? '') ? (q.from ?? '') : '',
+      to: DAY.test(q.to ?? '') ? (q.to ?? '') : '',
     };
     const cursor = /^\d+$/.test(q.cursor ?? '') ? q.cursor : undefined;
     const [page, users, dbs] = await Promise.all([
@@ -38,12 +44,18 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
           origin: filters.aiOnly ? 'ai' : undefined,
           bypassedOnly: filters.bypassedOnly,
           text: filters.text || undefined,
+          event: filters.type || undefined,
+          // Days in UTC, both ends included.
+          from: filters.from ? new Date(`${filters.from}T00:00:00Z`) : undefined,
+          to: filters.to ? new Date(Date.parse(`${filters.to}T00:00:00Z`) + 86_400_000 - 1) : undefined,
         },
         { cursor, limit: AUDIT_PAGE },
       ),
       listPeople(deps.sql, pageCaller(c)),
       listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
     ]);
+    // Verify chain: recomputes every hash of the organization's chain (audit/events.ts).
+    const chain = q.verify === '1' ? await verifyAuditChain(deps.sql, p.orgId) : null;
     return render(
       c,
       'audit',
@@ -54,6 +66,7 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
         people={users.map((u) => ({ id: u.id, email: u.email }))}
         databases={dbs.items.map(({ db }) => ({ id: db.id, name: db.name }))}
         nextCursor={page.nextCursor}
+        chain={chain}
       />,
     );
   });

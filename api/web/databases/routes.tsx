@@ -82,7 +82,9 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     const form = await posted(c);
     const parsed = v.safeParse(CreateDatabase, createBodyFromForm(form));
     if (!parsed.success) return newPage(c, form, issuesOf(parsed.issues), 422);
-    const out = await attempt(() => createDatabase(deps, c.get('principal').orgId, parsed.output));
+    const out = await attempt(() =>
+      createDatabase(deps, c.get('principal').orgId, pageActor(c), parsed.output),
+    );
     if (!out.ok) return newPage(c, form, errorsOf(out.error), 422);
     return redirectWith(c, `/databases/${out.value.db.id}`, 'notice', `Registered ${out.value.db.name}.`);
   });

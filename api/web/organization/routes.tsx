@@ -69,7 +69,7 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       : redirectWith(c, '/organization', 'error', out.error.detail);
   });
   app.post('/organization/api-keys/:id/revoke', async (c) =>
-    (await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id')))
+    (await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id'), pageActor(c)))
       ? redirectWith(c, '/organization', 'notice', 'The API key was revoked.')
       : redirectWith(c, '/organization', 'error', 'No such API key.'),
   );
@@ -77,12 +77,16 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/organization/agents', async (c) => {
     const name = (c.get('form').name ?? '').trim();
     const p = c.get('principal');
-    const out = await attempt(() => registerAgent(deps, { orgId: p.orgId, name, createdBy: p.userId }));
+    const out = await attempt(() =>
+      registerAgent(deps, { orgId: p.orgId, name, createdBy: p.userId, actor: pageActor(c) }),
+    );
     if (!out.ok) return redirectWith(c, '/organization', 'error', out.error.detail);
     return page(c, { created: { kind: 'agent', name, secret: out.value.token } });
   });
   app.post('/organization/agents/:id/revoke', async (c) => {
-    const out = await attempt(() => revokeAgent(deps, c.get('principal').orgId, c.req.param('id')));
+    const out = await attempt(() =>
+      revokeAgent(deps, c.get('principal').orgId, c.req.param('id'), pageActor(c)),
+    );
     return out.ok
       ? redirectWith(c, '/organization', 'notice', 'The agent was revoked; its tunnel closes.')
       : redirectWith(c, '/organization', 'error', out.error.detail);

@@ -49,7 +49,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     const parsed = v.safeParse(CreatePolicy, { name: (c.get('form').name ?? '').trim(), rules: [] });
     if (!parsed.success) return redirectWith(c, here(c), 'error', parsed.issues[0].message);
     const out = await attempt(() =>
-      createPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), parsed.output),
+      createPolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), parsed.output),
     );
     return out.ok
       ? redirectWith(c, here(c, out.value.policy.id), 'notice', 'Policy created. Add rules, then assign it.')
@@ -79,7 +79,15 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
       );
     return save(
       c,
-      () => patchPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), view.policy.id, parsed.output),
+      () =>
+        patchPolicy(
+          deps.sql,
+          c.get('principal').orgId,
+          pageActor(c),
+          c.req.param('id'),
+          view.policy.id,
+          parsed.output,
+        ),
       'Rule added.',
     );
   });
@@ -91,7 +99,10 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     const rules = rulesOf(view).filter((_, i) => i !== index);
     return save(
       c,
-      () => patchPolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), view.policy.id, { rules }),
+      () =>
+        patchPolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), view.policy.id, {
+          rules,
+        }),
       'Rule removed.',
     );
   });
@@ -103,17 +114,24 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     return save(
       c,
       () =>
-        setAssignments(deps.sql, c.get('principal').orgId, c.req.param('id'), c.req.param('pid'), {
-          users,
-          roles,
-        }),
+        setAssignments(
+          deps.sql,
+          c.get('principal').orgId,
+          pageActor(c),
+          c.req.param('id'),
+          c.req.param('pid'),
+          {
+            users,
+            roles,
+          },
+        ),
       'Assignments saved.',
     );
   });
 
   app.post('/databases/:id/policies/:pid/delete', async (c) => {
     const out = await attempt(() =>
-      deletePolicy(deps.sql, c.get('principal').orgId, c.req.param('id'), c.req.param('pid')),
+      deletePolicy(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), c.req.param('pid')),
     );
     return out.ok
       ? redirectWith(c, here(c), 'notice', 'Policy deleted.')

@@ -98,7 +98,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.post('/workflows/:id/archive', adminsOnly, async (c) => {
     const id = c.req.param('id');
-    const out = await attempt(() => archiveWorkflow(deps, c.get('principal').orgId, id));
+    const out = await attempt(() => archiveWorkflow(deps, c.get('principal').orgId, pageActor(c), id));
     if (!out.ok) return redirectWith(c, `/workflows/${id}`, 'error', out.error.detail);
     return redirectWith(c, '/workflows', 'notice', `Archived ${out.value.name}.`);
   });
