@@ -57,9 +57,12 @@ const commands: Record<string, Command> = {
     const stopRunSweep = startRunSweep(deps);
     deps.logger.info({ url: api.url, baseUrl: config.baseUrl, worker: worker !== null }, 'api listening');
     await untilSignal();
+    await api.drain({
+      delayMs: config.shutdown.delaySeconds * 1000,
+      graceMs: config.shutdown.graceSeconds * 1000,
+    });
     stopRunSweep();
     stopMaintenance();
-    await api.close();
     await worker?.shutdown();
     await deps.pools.closeAll();
     await deps.accessCache?.close();
