@@ -239,7 +239,13 @@ async function runAdmin(name: string, args: string[]): Promise<number> {
           ? null
           : await (await import('./embedded-store.ts')).startEmbeddedStore(config.dataDir);
         try {
-          const sql = await openMigratedStore(storeUrl ?? embedded!.url, { max: 1 });
+          const sql = await openMigratedStore(storeUrl ?? embedded!.url, {
+            max: 1,
+            onApplied: (m) =>
+              process.stderr.write(
+                `applied store migration ${String(m.version).padStart(4, '0')}_${m.name}\n`,
+              ),
+          });
           try {
             await fn(sql);
           } finally {
