@@ -93,10 +93,23 @@ const commands: Record<string, Command> = {
     } finally {
       await setup.connection.close();
     }
-    const worker = await startWorker(deps, address);
+    const http = config.workerHttpPort === null ? null : await import('../worker/http.ts');
+    const metricsAddress = http ? await http.loopbackMetricsAddress() : undefined;
+    const worker = await startWorker(deps, address, metricsAddress ? { metricsAddress } : {});
+    const endpoint =
+      http && metricsAddress
+        ? await http.startWorkerHttp({
+            host: config.host,
+            port: config.workerHttpPort!,
+            logger: deps.logger,
+            sdkMetricsAddress: metricsAddress,
+            ready: () => worker.ready(),
+          })
+        : null;
     await Promise.race([untilSignal(), worker.done]);
     // SIGTERM: stop polling, let running activities finish (graceful shutdown).
     await worker.shutdown();
+    await endpoint?.close();
     await deps.accessCache?.close();
     await deps.sql.end({ timeout: 5 });
   },
