@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../core/deps.ts';
+import { isStoreUnavailable } from '../store/outage.ts';
 import type { AppEnv } from './env.ts';
-import { AppError, internalError, notFound, problemResponse } from './errors.ts';
+import { AppError, internalError, notFound, problemResponse, storeUnavailable } from './errors.ts';
 import { mcpRoutes } from './mcp/index.ts';
 import { accessSettled } from './middleware/access-settled.ts';
 import { sessionCookieName } from './middleware/auth.ts';
@@ -37,6 +38,9 @@ import { setPasswordRoutes } from './web/sign-in/set-password.tsx';
 import { ssoRoutes } from './web/sign-in/sso.tsx';
 
 /** The whole HTTP surface: one router per resource, one error mapper. */
+/** What a client is told to wait before retrying while the store is unreachable. */
+const STORE_RETRY_AFTER_SECONDS = 5;
+
 export function createApp(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(deps.logger));
@@ -93,6 +97,14 @@ export function createApp(deps: Deps): Hono<AppEnv> {
       const challenge = (err as AppError & { challenge?: string }).challenge;
       if (challenge) c.header('www-authenticate', challenge);
       return problemResponse(c, err, deps.config.baseUrl);
+    }
+    if (isStoreUnavailable(err)) {
+      deps.logger.warn(
+        { requestId: c.get('requestId'), code: (err as { code?: string }).code },
+        'store unavailable',
+      );
+      c.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+      return problemResponse(c, storeUnavailable(), deps.config.baseUrl);
     }
     // The internal reason is logged (without the request body), never sent.
     deps.logger.error(

@@ -4,31 +4,46 @@ import { serve } from '@hono/node-server';
 import type { Deps } from '../core/deps.ts';
 import { attachAgentEndpoint } from './agents/connect.ts';
 import { createApp } from './app.ts';
+import { trackRequests } from './drain.ts';
 
 export interface RunningApi {
   url: string;
   port: number;
+  /**
+   * Stops the way a load balancer needs (api/drain.ts): readiness fails at once, the listener
+   * closes after `delayMs`, requests in flight get up to `graceMs` to finish.
+   */
+  drain(opts: { delayMs: number; graceMs: number }): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Serves the app on HOST:PORT (port 0 picks a free one, as tests do). */
 export async function startApi(deps: Deps): Promise<RunningApi> {
   const app = createApp(deps);
+  let requests: ReturnType<typeof trackRequests> | undefined;
+  // A draining replica fails its readiness probe before anything else changes, so balancers
+  // take it out of rotation while it still answers everything sent to it meanwhile.
+  const fetch: typeof app.fetch = (req, ...rest) =>
+    requests?.draining && new URL(req.url).pathname === '/readyz'
+      ? Response.json({ status: 'draining', checks: { process: 'shutting down' } }, { status: 503 })
+      : app.fetch(req, ...rest);
   return new Promise((resolve, reject) => {
     let closeTunnels = () => {};
     const server = serve(
-      { fetch: app.fetch, hostname: deps.config.host, port: deps.config.port },
+      { fetch, hostname: deps.config.host, port: deps.config.port },
       (info: AddressInfo) => {
+        const tracked = trackRequests(server as Server, deps.logger);
+        requests = tracked;
+        const drain = async (opts: { delayMs: number; graceMs: number }) => {
+          // Agent tunnels last as long as the requests that may run through them.
+          await tracked.drain({ ...opts, beforeForcedClose: () => closeTunnels() });
+          closeTunnels();
+        };
         resolve({
           url: `http://${deps.config.host}:${info.port}`,
           port: info.port,
-          close: () =>
-            new Promise<void>((done) => {
-              closeTunnels();
-              server.close(() => done());
-              // Keep-alive sockets would hold close() open; end them.
-              (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-            }),
+          drain,
+          close: () => drain({ delayMs: 0, graceMs: 0 }),
         });
       },
     );

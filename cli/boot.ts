@@ -11,17 +11,28 @@ import { createChatClient } from '../integrations/chat.ts';
 import { startAccessCache } from '../store/access-cache.ts';
 import { openStore, type Sql } from '../store/db.ts';
 import { loadKeyring } from '../store/keyring-file.ts';
-import { migrate } from '../store/migrate.ts';
+import { type Migration, migrate } from '../store/migrate.ts';
 import { AgentHub } from '../tunnels/hub.ts';
 import { createAgentAwarePools } from '../tunnels/pools.ts';
 import { RelayClient } from '../tunnels/relay-client.ts';
 import { AgentRouter } from '../tunnels/router.ts';
 import { ensureSearchAttributes } from './temporal-setup.ts';
 
-/** Opens the store and applies pending migrations (every process does this at start). */
-export async function openMigratedStore(url: string, options: { max?: number } = {}): Promise<Sql> {
-  const sql = openStore(url, options);
-  await migrate(sql);
+/**
+ * Opens the store and applies pending migrations (every process does this at start), saying
+ * which it applied. Refuses a store migrated by a newer release (StoreTooNewError).
+ */
+export async function openMigratedStore(
+  url: string,
+  options: { max?: number; onApplied?: (m: Migration) => void } = {},
+): Promise<Sql> {
+  const sql = openStore(url, options.max ? { max: options.max } : {});
+  try {
+    await migrate(sql, undefined, options.onApplied);
+  } catch (err) {
+    await sql.end({ timeout: 1 });
+    throw err;
+  }
   return sql;
 }
 
@@ -35,7 +46,10 @@ export async function buildDeps(
 ): Promise<Deps> {
   const logger = createLogger(config.logLevel);
   const keyring = await loadKeyring(config, opts.dev);
-  const sql = await openMigratedStore(opts.storeUrl, opts.storeMax ? { max: opts.storeMax } : {});
+  const sql = await openMigratedStore(opts.storeUrl, {
+    ...(opts.storeMax ? { max: opts.storeMax } : {}),
+    onApplied: (m) => logger.info({ version: m.version, name: m.name }, 'store migration applied'),
+  });
   const converter = dataConverters(serviceCodec({ sql, keyring })).client;
   const temporal = opts.temporalAddress
     ? await connectWithRetry(opts.temporalAddress, config, logger, converter)

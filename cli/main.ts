@@ -57,9 +57,12 @@ const commands: Record<string, Command> = {
     const stopRunSweep = startRunSweep(deps);
     deps.logger.info({ url: api.url, baseUrl: config.baseUrl, worker: worker !== null }, 'api listening');
     await untilSignal();
+    await api.drain({
+      delayMs: config.shutdown.delaySeconds * 1000,
+      graceMs: config.shutdown.graceSeconds * 1000,
+    });
     stopRunSweep();
     stopMaintenance();
-    await api.close();
     await worker?.shutdown();
     await deps.pools.closeAll();
     await deps.accessCache?.close();
@@ -90,10 +93,23 @@ const commands: Record<string, Command> = {
     } finally {
       await setup.connection.close();
     }
-    const worker = await startWorker(deps, address);
+    const http = config.workerHttpPort === null ? null : await import('../worker/http.ts');
+    const metricsAddress = http ? await http.loopbackMetricsAddress() : undefined;
+    const worker = await startWorker(deps, address, metricsAddress ? { metricsAddress } : {});
+    const endpoint =
+      http && metricsAddress
+        ? await http.startWorkerHttp({
+            host: config.host,
+            port: config.workerHttpPort!,
+            logger: deps.logger,
+            sdkMetricsAddress: metricsAddress,
+            ready: () => worker.ready(),
+          })
+        : null;
     await Promise.race([untilSignal(), worker.done]);
     // SIGTERM: stop polling, let running activities finish (graceful shutdown).
     await worker.shutdown();
+    await endpoint?.close();
     await deps.accessCache?.close();
     await deps.sql.end({ timeout: 5 });
   },
@@ -236,7 +252,13 @@ async function runAdmin(name: string, args: string[]): Promise<number> {
           ? null
           : await (await import('./embedded-store.ts')).startEmbeddedStore(config.dataDir);
         try {
-          const sql = await openMigratedStore(storeUrl ?? embedded!.url, { max: 1 });
+          const sql = await openMigratedStore(storeUrl ?? embedded!.url, {
+            max: 1,
+            onApplied: (m) =>
+              process.stderr.write(
+                `applied store migration ${String(m.version).padStart(4, '0')}_${m.name}\n`,
+              ),
+          });
           try {
             await fn(sql);
           } finally {

@@ -61,6 +61,10 @@ export interface Config {
   cimdFetchesPerAddress: number;
   /** The outbound network policy's exceptions (COUNTERSIGN_OUTBOUND_ALLOW; core/outbound/policy.ts). */
   outboundAllow: AllowEntry[];
+  /** How `serve` stops on SIGTERM/SIGINT (api/drain.ts). */
+  shutdown: { delaySeconds: number; graceSeconds: number };
+  /** The worker's health and metrics port; null: none. */
+  workerHttpPort: number | null;
 }
 
 /** What the CIMD fetcher may reach beyond the public internet; production leaves both empty. */
@@ -172,6 +176,17 @@ const EnvSchema = v.object({
   OAUTH_CIMD_CA_FILE: optionalString,
   COUNTERSIGN_OUTBOUND_ALLOW: optionalString,
   OAUTH_CIMD_FETCHES_PER_ADDRESS: count('30'),
+  // Seconds between readiness failing and the listener closing; at least the keep-alive timeout (5 s).
+  SHUTDOWN_DELAY_SECONDS: seconds('5'),
+  SHUTDOWN_GRACE_SECONDS: seconds('25'),
+  WORKER_HTTP_PORT: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, 'must be a port number'),
+      v.transform(Number),
+      v.maxValue(65535, 'must be at most 65535'),
+    ),
+  ),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
 
@@ -269,5 +284,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowHosts: cimdAllow,
       caFile: e.OAUTH_CIMD_CA_FILE || null,
     },
+    shutdown: { delaySeconds: e.SHUTDOWN_DELAY_SECONDS, graceSeconds: e.SHUTDOWN_GRACE_SECONDS },
+    workerHttpPort: e.WORKER_HTTP_PORT ?? null,
   };
 }

@@ -44,3 +44,12 @@ export const tooManyRequests = (detail = 'too many requests') =>
 
 export const internalError = (detail = 'the server could not complete the request') =>
   new AppError(500, 'internal', 'Internal error', detail);
+
+/** The store cannot be reached: the caller may retry (the answer carries Retry-After). */
+export const storeUnavailable = () =>
+  new AppError(
+    503,
+    'store-unavailable',
+    'Service unavailable',
+    'the service store cannot be reached; try again shortly',
+  );

@@ -10,6 +10,8 @@ CACHE_DIR="${HOME}/.cache/countersign"
 CACHE_BIN="${CACHE_DIR}/bin"
 # Newer tags of the CLI no longer build with `go install ...@version` (replace directives).
 TEMPORAL_CLI_MODULE="github.com/temporalio/cli/cmd/temporal@v1.5.1"
+# Helm for the chart test (test/foundation/helm.test.ts); v3 still builds with `go install`.
+HELM_MODULE="helm.sh/helm/v3/cmd/helm@v3.22.0"
 # v1.5.1's go.mod says `go 1.25.0`; used only when no Go >= 1.21 is installed (see ensure_go).
 GO_BOOTSTRAP_VERSION="1.25.0"
 
@@ -157,6 +159,29 @@ build_temporal() {
   log "built ${CACHE_BIN}/temporal"
 }
 
+# Same search order as test/foundation/helm.test.ts.
+find_helm() {
+  if [ -n "${HELM_PATH:-}" ]; then [ -x "$HELM_PATH" ] && echo "$HELM_PATH"; return; fi
+  [ -x "${CACHE_BIN}/helm" ] && echo "${CACHE_BIN}/helm" && return 0
+  command -v helm 2>/dev/null
+}
+
+build_helm() {
+  mkdir -p "$CACHE_BIN"
+  exec 8>"${CACHE_DIR}/helm-build.lock"
+  flock 8
+  if [ -x "${CACHE_BIN}/helm" ]; then exec 8>&-; return 0; fi
+  local go staging
+  go="$(ensure_go)"
+  staging="$(mktemp -d "${CACHE_DIR}/build.XXXXXX")"
+  log "building Helm (go install ${HELM_MODULE}); this takes a few minutes, once"
+  GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" GOBIN="$staging" "$go" install "$HELM_MODULE" </dev/null
+  mv "${staging}/helm" "${CACHE_BIN}/helm"
+  rmdir "$staging"
+  exec 8>&-
+  log "built ${CACHE_BIN}/helm"
+}
+
 # --- main -------------------------------------------------------------------------------------
 
 temporal_needs_go_bootstrap() {
@@ -205,6 +230,14 @@ main() {
     fi
   fi
 
+  if ! find_helm >/dev/null 2>&1; then
+    if is_root || usable_go >/dev/null; then
+      build_helm
+    else
+      log "Helm is missing and there is no Go >= 1.21 to build it: the chart test will fail"
+    fi
+  fi
+
   local summary=()
   status() { if [ -n "$2" ]; then summary+=("$1 ok"); else summary+=("$1 MISSING"); fi; }
   status postgres "$(find_postgres || true)"
@@ -213,6 +246,7 @@ main() {
   status chromium "$(find_bin /usr/bin/chromium || true)"
   status openssl "$(find_bin openssl || true)"
   status temporal "$(find_temporal 2>/dev/null || true)"
+  status helm "$(find_helm 2>/dev/null || true)"
   local line
   printf -v line '%s, ' "${summary[@]}"
   log "${line%, }"

@@ -1,14 +1,16 @@
-import { type LogLevel, type LogMetadata, Runtime } from '@temporalio/worker';
+import { type LogLevel, type LogMetadata, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import type { Logger } from '../core/logger.ts';
 
 let installed = false;
 
 /**
  * Sends the Temporal SDK's own log lines through our JSON logger, at warn and above unless
- * the service logs at debug: its info lines (bundle sizes, state changes) drown the rest.
+ * the service logs at debug: its info lines (bundle sizes, state changes) drown the rest. The
+ * SDK core's (Rust) lines are forwarded too, instead of going raw (and ANSI-coloured) to the
+ * console. `metricsAddress`: where the core serves its Prometheus metrics (worker/http.ts).
  * The Runtime is process-wide and can be installed once.
  */
-export function installTemporalLogger(logger: Logger): void {
+export function installTemporalLogger(logger: Logger, options: { metricsAddress?: string } = {}): void {
   if (installed) return;
   installed = true;
   const child = logger.child({ component: 'temporal-sdk' });
@@ -34,6 +36,15 @@ export function installTemporalLogger(logger: Logger): void {
       info: (m, meta) => log('INFO', m, meta),
       warn: (m, meta) => log('WARN', m, meta),
       error: (m, meta) => log('ERROR', m, meta),
+    },
+    telemetryOptions: {
+      logging: {
+        filter: makeTelemetryFilterString({ core: verbose ? 'DEBUG' : 'WARN', other: 'ERROR' }),
+        forward: {},
+      },
+      ...(options.metricsAddress
+        ? { metrics: { prometheus: { bindAddress: options.metricsAddress, useSecondsForDurations: true } } }
+        : {}),
     },
   });
 }

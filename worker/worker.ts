@@ -21,6 +21,8 @@ export interface RunningWorker {
   worker: Worker;
   /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
   done: Promise<void>;
+  /** Polling, and Temporal answers (throws when it does not). */
+  ready(): Promise<boolean>;
   /** Graceful: stops polling, lets running activities finish, then resolves `done`. */
   shutdown(): Promise<void>;
 }
@@ -29,9 +31,12 @@ export interface RunningWorker {
 export async function startWorker(
   deps: Pick<Deps, 'sql' | 'keyring' | 'logger' | 'config' | 'pools'>,
   address: string,
-  options: { workflowBundle?: { code: string } | { codePath: string } } = {},
+  options: { workflowBundle?: { code: string } | { codePath: string }; metricsAddress?: string } = {},
 ): Promise<RunningWorker> {
-  installTemporalLogger(deps.logger);
+  installTemporalLogger(
+    deps.logger,
+    options.metricsAddress ? { metricsAddress: options.metricsAddress } : {},
+  );
   const workflowBundle =
     options.workflowBundle ??
     (existsSync(BUILT_WORKFLOW_BUNDLE) ? { codePath: BUILT_WORKFLOW_BUNDLE } : undefined);
@@ -65,6 +70,11 @@ export async function startWorker(
   return {
     worker,
     done,
+    async ready() {
+      if (worker.getState() !== 'RUNNING') return false;
+      await connection.workflowService.getSystemInfo({});
+      return true;
+    },
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Deps } from '../../core/deps.ts';
 import { settleAccess } from '../../governance/access.ts';
+import { isStoreUnavailable } from '../../store/outage.ts';
 import type { AppEnv } from '../env.ts';
 
 /**
@@ -13,6 +14,9 @@ export function accessSettled(deps: Pick<Deps, 'sql' | 'logger'>): MiddlewareHan
   return async function settleAccessChanges(c, next) {
     await next();
     if (!mayChangeAccess(c.req.method, c.req.path, c.res.status)) return;
+    // The store could not be reached (answered 503, api/app.ts): a barrier through the same
+    // unreachable store would only hold the answer for its whole timeout.
+    if (c.error && isStoreUnavailable(c.error)) return;
     try {
       await settleAccess(deps.sql);
     } catch (err) {

@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 describe('docker-compose.yml', () => {
-  it('sets Temporal up as Temporal recommends: schema by admin-tools, the plain server, then the namespace', () => {
+  it('sets Temporal up as Temporal recommends: schema by admin-tools, the plain server, then the namespace', async () => {
     const s = compose.services;
     expect(s.temporal!.image).toMatch(/^temporalio\/server:/);
     expect(Object.values(s).some((x) => x.image?.startsWith('temporalio/auto-setup'))).toBe(false);
@@ -86,11 +86,35 @@ describe('docker-compose.yml', () => {
       const ns = String(s[app]!.environment!.TEMPORAL_NAMESPACE);
       expect([s['temporal-namespace']!.command].flat().join('\n')).toContain(`namespace create -n ${ns}`);
     }
+    // One role per service, neither the superuser: the store admits only Countersign.
     const db = s.postgres!.environment!;
-    expect(s.api!.environment!.DATABASE_URL).toBe(
-      `postgres://${db.POSTGRES_USER}:${db.POSTGRES_PASSWORD}@postgres:5432/${db.POSTGRES_DB}`,
+    const vars = {};
+    expect(interpolate(String(s.api!.environment!.DATABASE_URL), vars)).toBe(
+      `postgres://countersign:${interpolate(String(db.COUNTERSIGN_DB_PASSWORD), vars)}@postgres:5432/countersign`,
     );
-    expect(s.temporal!.environment!.POSTGRES_PWD).toBe(db.POSTGRES_PASSWORD);
+    expect(s.temporal!.environment!.POSTGRES_USER).toBe('temporal');
+    expect(interpolate(String(s.temporal!.environment!.POSTGRES_PWD), vars)).toBe(
+      interpolate(String(db.TEMPORAL_DB_PASSWORD), vars),
+    );
+    expect(db.POSTGRES_USER).not.toBe('countersign');
+    const init = await readFile(join(ROOT, 'deploy/postgres/init-roles.sh'), 'utf8');
+    expect(s.postgres!.volumes).toContain(
+      './deploy/postgres/init-roles.sh:/docker-entrypoint-initdb.d/10-roles.sh:ro',
+    );
+    expect(init).toContain('create database countersign owner countersign');
+    expect(init).toContain('create role temporal login createdb');
+  });
+
+  it('has health checks and restart policies for the long-running services', () => {
+    const s = compose.services;
+    for (const name of ['postgres', 'temporal', 'api', 'worker'])
+      expect((s[name] as { healthcheck?: unknown }).healthcheck, name).toBeDefined();
+    for (const name of ['postgres', 'temporal', 'temporal-ui', 'api', 'worker'])
+      expect((s[name] as { restart?: string }).restart, name).toBe('unless-stopped');
+    // The API's health check is its readiness; the worker's is its own endpoint's.
+    expect(JSON.stringify((s.api as { healthcheck?: unknown }).healthcheck)).toContain('/readyz');
+    expect(String(s.worker!.environment!.WORKER_HTTP_PORT)).toBe('9090');
+    expect(JSON.stringify((s.worker as { healthcheck?: unknown }).healthcheck)).toContain(':9090/readyz');
   });
 
   it('gives Temporal the dynamic config the service relies on for latency', async () => {
@@ -116,6 +140,7 @@ describe('docker-compose.yml', () => {
     const store: TestStore = await createTestStore();
     cleanups.push(() => store.drop());
     const port = await freePort();
+    const workerPort = await freePort();
 
     // One key for both, as the shared environment gives them (`:?` in the file: compose refuses without).
     const sharedKey = generateKey();
@@ -124,6 +149,8 @@ describe('docker-compose.yml', () => {
       'temporal:7233': temporal.server.address,
       'api:3000': `127.0.0.1:${port}`,
       'localhost:3000': `127.0.0.1:${port}`,
+      '127.0.0.1:3000': `127.0.0.1:${port}`,
+      '127.0.0.1:9090': `127.0.0.1:${workerPort}`,
     };
     const environment = (service: string): NodeJS.ProcessEnv => {
       const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
@@ -136,6 +163,7 @@ describe('docker-compose.yml', () => {
       // The compose URL names the postgres service (checked above); here it is the test's server.
       env.DATABASE_URL = store.url;
       env.PORT = String(port);
+      if (env.WORKER_HTTP_PORT) env.WORKER_HTTP_PORT = String(workerPort);
       return env;
     };
     const start = (service: string) => {
@@ -171,6 +199,15 @@ describe('docker-compose.yml', () => {
       CountersignWorkflowId: expect.anything(),
       CountersignOrgId: expect.anything(),
     });
+    // Each health check, run as the container would run it (the image has node, not curl).
+    for (const service of ['api', 'worker']) {
+      const test = (compose.services[service] as { healthcheck?: { test: string[] } }).healthcheck!.test;
+      expect(test.slice(0, 2), service).toEqual(['CMD', 'node']);
+      let [script, target] = test.slice(2) as [string, string];
+      for (const [from, to] of Object.entries(hosts)) target = target.replaceAll(from, to);
+      const check = spawn(process.execPath, [join(ROOT, script), target], { stdio: 'ignore' });
+      expect(await exitCode(check), `${service} health check against ${target}`).toBe(0);
+    }
     worker.child.kill('SIGTERM');
     api.child.kill('SIGTERM');
     expect(await exitCode(worker.child)).toBe(0);
