@@ -23,6 +23,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     '/dashboards',
     '/dashboards/*',
     '/console',
+    '/console/*',
     '/reviews',
     '/reviews/*',
     '/runs',
