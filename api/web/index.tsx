@@ -3,6 +3,7 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../core/deps.ts';
 import { auditPageRoutes } from './audit/routes.tsx';
+import { aiConnectPageRoutes } from './ai-connect/routes.tsx';
 import { consolePageRoutes } from './console/routes.tsx';
 import { dashboardPageRoutes } from './dashboards/routes.tsx';
 import { databasePageRoutes } from './databases/routes.tsx';
@@ -49,6 +50,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
   app.route('/', reviewPageRoutes(deps));
   app.route('/', runPageRoutes(deps));
   app.route('/', auditPageRoutes(deps));
+  app.route('/', aiConnectPageRoutes(deps));
   app.route('/', settingsPageRoutes(deps));
   app.route('/', peoplePageRoutes(deps));
   app.route('/', databasePageRoutes(deps));

@@ -14,6 +14,7 @@ const TYPES: Record<string, string> = {
 
 const NAMES = [
   'app.css',
+  'ai-connect.js',
   'app.js',
   'docs.css',
   'docs.js',

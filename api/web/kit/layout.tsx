@@ -17,7 +17,8 @@ export type Section =
   | 'audit'
   | 'people'
   | 'organization'
-  | 'settings';
+  | 'settings'
+  | 'ai';
 
 const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: boolean }> = [
   { id: 'dashboards', label: 'Dashboards', href: '/dashboards' },
@@ -29,6 +30,7 @@ const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: bo
   { id: 'audit', label: 'Audit log', href: '/audit', adminOnly: true },
   { id: 'people', label: 'People', href: '/people', adminOnly: true },
   { id: 'organization', label: 'Organization', href: '/organization', adminOnly: true },
+  { id: 'ai', label: 'Connect AI', href: '/settings/ai' },
   { id: 'settings', label: 'Settings', href: '/settings' },
 ];
 

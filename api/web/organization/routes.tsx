@@ -179,9 +179,11 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
         agents={await listAgents(deps, orgId)}
         sso={await getSsoConfig(deps.sql, orgId)}
         aiClients={await listOrgAiClients(deps.sql, orgId)}
-        aiDatabases={(await listDatabaseRows(deps.sql, orgId, { limit: 500, visibleTo: null }))
-          .filter((d) => d.ai_enabled)
-          .map((d) => ({ id: d.id, name: d.name }))}
+        aiDatabases={(await listDatabaseRows(deps.sql, orgId, { limit: 500, visibleTo: null })).map((d) => ({
+          id: d.id,
+          name: d.name,
+          aiEnabled: d.ai_enabled,
+        }))}
         ssoRedirectUri={ssoRedirectUri(deps.config.baseUrl)}
         baseUrl={deps.config.baseUrl}
         csrf={c.get('csrfToken')}
