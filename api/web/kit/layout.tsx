@@ -60,6 +60,9 @@ export function Layout(props: {
         <script src="/assets/app.js" defer />
       </head>
       <body>
+        <a class="skip-link" href="#main">
+          Skip to content
+        </a>
         <header class="top">
           <a class="brand" href="/">
             Countersign
@@ -87,7 +90,9 @@ export function Layout(props: {
             </form>
           ) : null}
         </header>
-        <main>{props.children}</main>
+        <main id="main" tabindex={-1}>
+          {props.children}
+        </main>
       </body>
     </html>
   );
