@@ -2,8 +2,8 @@
 // session; handlers call the same domain functions as the REST routes and draw the answer.
 import { Hono } from 'hono';
 import type { Deps } from '../../core/deps.ts';
-import { auditPageRoutes } from './audit/routes.tsx';
 import { aiConnectPageRoutes } from './ai-connect/routes.tsx';
+import { auditPageRoutes } from './audit/routes.tsx';
 import { consolePageRoutes } from './console/routes.tsx';
 import { dashboardPageRoutes } from './dashboards/routes.tsx';
 import { databasePageRoutes } from './databases/routes.tsx';
