@@ -31,6 +31,7 @@ import { tokenRoutes } from './rest/tokens.ts';
 import { trackerWebhookRoutes } from './rest/tracker-webhook.ts';
 import { userRoutes } from './rest/users.ts';
 import { workflowRoutes } from './rest/workflows.ts';
+import { workspaceRoutes } from './rest/workspace.ts';
 import { pageRoutes } from './web/index.tsx';
 import { assetRoutes } from './web/kit/assets-route.ts';
 import { sessionRoutes } from './web/sign-in/session.tsx';
@@ -70,6 +71,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/api/v1/ai-clients', aiClientRoutes(deps));
   app.route('/api/v1/desk/databases', databaseRoutes(deps));
   app.route('/api/v1/desk/databases', grantRoutes(deps));
+  app.route('/api/v1', workspaceRoutes(deps));
   app.route('/api/v1/desk/query-requests', queryRequestRoutes(deps));
   app.route('/api/v1/audit', auditRoutes(deps));
   app.route('/api/v1/desk/databases/:id/policies', dataProtectionRoutes(deps));

@@ -8,7 +8,8 @@
 //   workflow-bundle.js                   workflows/index.ts bundled by Temporal's bundleWorkflowCode;
 //                                        the compiled worker loads it (workflowBundle.codePath)
 //   migrations/*.sql                     the store migrations, read beside the compiled code
-//   assets/*.js, assets/*.css            the pages' scripts and stylesheets (api/web/kit/assets), likewise
+//   assets/*.js, assets/*.css            the pages' scripts and stylesheets (api/web/kit/assets), likewise,
+//                                        and the browser bundles (api/web/kit/bundles: the SQL editor)
 //   embedded-store-thread.mjs            dev mode's PGlite thread, started by URL beside the code
 //   build.json                           every source file both bundles were made from, with its
 //                                        size, mtime and SHA-256, so bin/countersign.js can tell a
@@ -19,6 +20,7 @@ import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/p
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { BROWSER_BUNDLE_OPTIONS, BROWSER_BUNDLES } from '../api/web/kit/bundles/index.js';
 import { buildState, hashFile, MANIFEST } from './build-state.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -93,6 +95,16 @@ try {
   await mkdir(join(temp, 'assets'));
   const assets = (await readdir(join(ROOT, 'api/web/kit/assets'))).filter((f) => /\.(js|css)$/.test(f));
   for (const f of assets) await copyFile(join(ROOT, 'api/web/kit/assets', f), join(temp, 'assets', f));
+  const browser = await build({
+    ...BROWSER_BUNDLE_OPTIONS,
+    absWorkingDir: ROOT,
+    entryPoints: Object.entries(BROWSER_BUNDLES).map(([out, entry]) => ({
+      out: out.replace(/\.js$/, ''),
+      in: entry,
+    })),
+    outdir: join(temp, 'assets'),
+    metafile: true,
+  });
 
   // Files the code starts or loads by URL beside itself (new URL('./…', import.meta.url)): a worker
   // thread, the Temporal failure converter.
@@ -100,9 +112,11 @@ try {
   for (const f of besides) await copyFile(join(ROOT, f), join(temp, f.split('/').at(-1)));
 
   const sources = new Set(
-    [...Object.keys(app.metafile.inputs), ...Object.keys(workflowInputs.metafile.inputs)].filter(
-      (f) => !f.startsWith('node_modules/') && !f.includes(':'),
-    ),
+    [
+      ...Object.keys(app.metafile.inputs),
+      ...Object.keys(workflowInputs.metafile.inputs),
+      ...Object.keys(browser.metafile.inputs),
+    ].filter((f) => !f.startsWith('node_modules/') && !f.includes(':')),
   );
   for (const f of migrations) sources.add(`store/migrations/${f}`);
   for (const f of assets) sources.add(`api/web/kit/assets/${f}`);

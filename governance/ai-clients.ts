@@ -84,9 +84,15 @@ export async function listAiClients(sql: Tx, caller: Caller): Promise<OrgAiClien
  * The databases an AI client may be limited to: every AI-enabled database of the organization,
  * restricted ones included, since only an admin sets limits.
  */
-export async function aiLimitChoices(sql: Tx, caller: Caller): Promise<{ id: string; name: string }[]> {
+export async function aiLimitChoices(
+  sql: Tx,
+  caller: Caller,
+): Promise<{ id: string; name: string; aiEnabled: boolean }[]> {
   if (!actorIsAdmin(caller.actor)) throw forbidden('only an admin may limit AI clients');
-  return (await listDatabases(sql, caller.orgId, { limit: 500, visibleTo: null }))
-    .filter((d) => d.ai_enabled)
-    .map((d) => ({ id: d.id, name: d.name }));
+  // Every database, those with AI off marked: an admin sees what there is to choose from.
+  return (await listDatabases(sql, caller.orgId, { limit: 500, visibleTo: null })).map((d) => ({
+    id: d.id,
+    name: d.name,
+    aiEnabled: d.ai_enabled,
+  }));
 }

@@ -27,7 +27,9 @@ export type IdPrefix =
   | 'ort'
   | 'sso'
   | 'agt'
-  | 'pws';
+  | 'pws'
+  | 'qh'
+  | 'sq';
 
 /**
  * ulid's own generator asks the system for one random byte per character, sixteen calls an id

@@ -2,6 +2,7 @@
 // session; handlers call the same domain functions as the REST routes and draw the answer.
 import { Hono } from 'hono';
 import type { Deps } from '../../core/deps.ts';
+import { aiConnectPageRoutes } from './ai-connect/routes.tsx';
 import { auditPageRoutes } from './audit/routes.tsx';
 import { consolePageRoutes } from './console/routes.tsx';
 import { dashboardPageRoutes } from './dashboards/routes.tsx';
@@ -23,6 +24,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     '/dashboards',
     '/dashboards/*',
     '/console',
+    '/console/*',
     '/reviews',
     '/reviews/*',
     '/runs',
@@ -48,6 +50,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
   app.route('/', reviewPageRoutes(deps));
   app.route('/', runPageRoutes(deps));
   app.route('/', auditPageRoutes(deps));
+  app.route('/', aiConnectPageRoutes(deps));
   app.route('/', settingsPageRoutes(deps));
   app.route('/', peoplePageRoutes(deps));
   app.route('/', databasePageRoutes(deps));

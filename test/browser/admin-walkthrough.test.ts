@@ -196,7 +196,7 @@ describe('an admin sets Countersign up in the web UI', () => {
     await member.goto('/console');
     // One credential only: the reviewed one.
     expect(await member.locator('#credential option').count()).toBe(1);
-    await member.fill('#statement', `select * from ${TABLE} order by id`);
+    await member.fill('#console-form .cm-content', `select * from ${TABLE} order by id`);
     await member.fill('#justification', 'SUP-7: checking the two test customers');
     await submit(member, 'form[action="/console"] button[type=submit]');
     expect(await member.locator('body').textContent()).toContain('review');
@@ -220,7 +220,7 @@ describe('an admin sets Countersign up in the web UI', () => {
     const reviewer = pages.reviewer!;
     for (const statement of [`select name from ${TABLE}`, `select id from ${TABLE}`]) {
       await member.goto('/console');
-      await member.fill('#statement', statement);
+      await member.fill('#console-form .cm-content', statement);
       await member.fill('#justification', 'follow-up');
       await submit(member, 'form[action="/console"] button[type=submit]');
     }

@@ -85,7 +85,7 @@ describe('result tables', () => {
     await Promise.all([page.waitForURL(/dashboards/), page.click('button[type=submit]')]);
     await page.goto(`${svc.url}/console`);
     await page.selectOption('select[name=credential]', { index: 0 });
-    await page.fill('#statement', `select id, email, note from ${TABLE} order by id`);
+    await page.fill('#console-form .cm-content', `select id, email, note from ${TABLE} order by id`);
     await Promise.all([
       page.waitForLoadState('load'),
       page.click('form[action="/console"] button[type=submit]'),

@@ -231,7 +231,7 @@ describe('the web interface', () => {
   it('runs a query in the console, and creates and revokes a personal token', async () => {
     await admin.goto('/console');
     await admin.selectOption('#credential', `${w.databaseId}/${w.credentials.open}`);
-    await admin.fill('#statement', 'select name from customers order by id');
+    await admin.fill('#console-form .cm-content', 'select name from customers order by id');
     await admin.click('button:has-text("Run query")');
     await admin.waitForSelector('table');
     await expect(admin.locator('tbody').textContent()).resolves.toContain('Grace');

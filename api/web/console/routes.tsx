@@ -1,53 +1,108 @@
-// The query console: pick a database and credential, run SQL through the governed pipeline.
+// The query console: pick a database and credential, run SQL through the governed pipeline; the
+// person's history and saved queries beside it.
 import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
-import { type GovernanceDeps, runGovernedQuery } from '../../../governance/query.ts';
 import { listDatabases } from '../../../registry/databases.ts';
-import { attempt, type PageEnv, pageActor, render } from '../kit/page-context.tsx';
-import { type ConsoleOutcome, ConsolePage } from './view.tsx';
+import { type ConsoleRun, runInConsole } from '../../../workspace/console.ts';
+import { historyEntry, queryHistory } from '../../../workspace/history.ts';
+import {
+  type Person,
+  removeSavedQuery,
+  savedQueries,
+  savedQuery,
+  saveQuery,
+} from '../../../workspace/saved-queries.ts';
+import { attempt, type PageEnv, pageActor, redirectWith, render } from '../kit/page-context.tsx';
+import { ConsolePage } from './view.tsx';
+
+type Ctx = Parameters<typeof render>[0];
 
 export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
-  const gov: GovernanceDeps = deps;
-  app.get('/console', async (c) => consolePage(c, '', '', null));
-  app.post('/console', async (c) => {
+  const person = (c: Ctx): Person => {
     const p = c.get('principal');
-    const form = c.get('form');
-    const [databaseId = '', credentialId = ''] = (form.credential ?? '').split('/');
-    const statement = form.statement ?? '';
-    const ran = await attempt(() =>
-      runGovernedQuery(gov, {
-        orgId: p.orgId,
-        actor: pageActor(c),
-        origin: 'user',
-        databaseId,
-        credentialId,
-        statement,
-        params: [],
-        onReviewRequired: 'submit',
-        justification: form.justification ?? null,
-      }),
-    );
-    const outcome: ConsoleOutcome = !ran.ok
-      ? { status: 'error', message: ran.error.detail }
-      : ran.value.status === 'executed'
-        ? { status: 'executed', result: ran.value.result }
-        : {
-            status: 'pending_review',
-            requestId: ran.value.requestId,
-            reviewsRequired: ran.value.reviewsRequired,
-          };
-    return consolePage(c, credentialId, statement, outcome);
+    return { orgId: p.orgId, userId: p.userId, role: p.role };
+  };
+
+  app.get('/console', async (c) => {
+    // A history line or a saved query opens in the editor, ready to run again (never run on GET).
+    const historyId = c.req.query('history');
+    const savedId = c.req.query('saved');
+    let statement = '';
+    let target = c.req.query('credential') ?? '';
+    if (historyId) {
+      const h = await attempt(() => historyEntry(deps.sql, person(c), historyId));
+      if (h.ok) {
+        statement = h.value.statement;
+        if (h.value.database_id && h.value.credential_id)
+          target = `${h.value.database_id}/${h.value.credential_id}`;
+      }
+    } else if (savedId) {
+      const s = await attempt(() => savedQuery(deps.sql, person(c), savedId));
+      if (s.ok) statement = s.value.statement;
+    }
+    return consolePage(c, target, statement, null);
   });
 
-  async function consolePage(
-    c: Parameters<typeof render>[0],
-    credentialId: string,
-    statement: string,
-    outcome: ConsoleOutcome | null,
-  ) {
+  app.post('/console', async (c) => {
+    const form = c.get('form');
+    const target = form.credential ?? '';
+    const [databaseId = '', credentialId = ''] = target.split('/');
+    const statement = form.statement ?? '';
+    const run = await runInConsole(deps, person(c), {
+      databaseId,
+      credentialId,
+      statement,
+      justification: form.justification || null,
+    });
+    // With the editor, a selection ran alone: the page shows the whole text again.
+    return consolePage(c, target, form.editor_text || statement, run);
+  });
+
+  app.post('/console/saved', async (c) => {
+    const form = c.get('form');
+    const [databaseId = ''] = (form.credential ?? '').split('/');
+    const name = (form.name ?? '').trim();
+    const statement = form.statement ?? '';
+    if (!name || name.length > 200 || !statement.trim())
+      return redirectWith(
+        c,
+        '/console',
+        'error',
+        'A saved query needs a name (up to 200 characters) and SQL.',
+      );
+    const saved = await attempt(() =>
+      saveQuery(deps.sql, person(c), {
+        name,
+        statement,
+        database_id: databaseId || null,
+        shared: form.shared === '1',
+      }),
+    );
+    if (!saved.ok) return redirectWith(c, '/console', 'error', saved.error.detail);
+    return redirectWith(
+      c,
+      `/console?saved=${saved.value.id}`,
+      'notice',
+      `Saved “${saved.value.name}”${saved.value.shared ? ', shared with your organization' : ''}.`,
+    );
+  });
+
+  app.post('/console/saved/:id/delete', async (c) => {
+    const gone = await attempt(() => removeSavedQuery(deps.sql, person(c), c.req.param('id')));
+    return gone.ok
+      ? redirectWith(c, '/console', 'notice', 'Saved query deleted.')
+      : redirectWith(c, '/console', 'error', gone.error.detail);
+  });
+
+  async function consolePage(c: Ctx, target: string, statement: string, outcome: ConsoleRun | null) {
     const p = c.get('principal');
-    const dbs = await listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 200 });
+    const search = c.req.query('q') ?? '';
+    const [dbs, history, saved] = await Promise.all([
+      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 200 }),
+      queryHistory(deps.sql, person(c), search.slice(0, 200) || null),
+      savedQueries(deps.sql, person(c)),
+    ]);
     return render(
       c,
       'console',
@@ -55,9 +110,16 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
       <ConsolePage
         databases={dbs.items}
         csrf={c.get('csrfToken')}
-        credentialId={credentialId}
+        target={target}
         statement={statement}
         outcome={outcome}
+        history={history}
+        historySearch={search}
+        saved={saved}
+        userId={p.userId}
+        isAdmin={p.role !== 'member'}
+        notice={c.req.query('notice')}
+        error={c.req.query('error')}
       />,
     );
   }

@@ -15,9 +15,11 @@ export function Field(props: {
   required?: boolean;
   hint?: string;
   autocomplete?: string;
+  /** Makes the id unique where the same form repeats on a page (one per credential). */
+  idScope?: string | undefined;
 }) {
   const error = props.errors[props.name];
-  const id = `f-${props.name}`;
+  const id = props.idScope ? `f-${props.idScope}-${props.name}` : `f-${props.name}`;
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
@@ -165,9 +167,12 @@ export function CredentialFields(props: {
   errors: FieldErrors;
   isNew: boolean;
   defaultControl: Child;
+  /** Where several credential forms share a page: each one's ids stay its own (labels find their field). */
+  idScope?: string;
 }) {
   const c = props.cred ?? {};
   const p = props.prefix;
+  const scope = props.idScope;
   return (
     <>
       <div class="row">
@@ -176,6 +181,7 @@ export function CredentialFields(props: {
           label="Database user"
           value={c.username}
           errors={props.errors}
+          idScope={scope}
           required={p === 'c0_' || !props.isNew}
         />
         <Field
@@ -183,6 +189,7 @@ export function CredentialFields(props: {
           label="Password"
           type="password"
           errors={props.errors}
+          idScope={scope}
           autocomplete="new-password"
           hint={props.isNew ? 'stored encrypted, never shown again' : 'leave empty to keep the stored one'}
         />
@@ -194,6 +201,7 @@ export function CredentialFields(props: {
           value={c.reviews_required ?? 0}
           type="number"
           errors={props.errors}
+          idScope={scope}
         />
         <Field
           name={`${p}timeout`}
@@ -201,6 +209,7 @@ export function CredentialFields(props: {
           value={c.timeout}
           type="number"
           errors={props.errors}
+          idScope={scope}
           hint="empty: 30 s"
         />
       </div>

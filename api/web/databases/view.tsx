@@ -219,6 +219,7 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
             <form method="post" action={`${base}/credentials/${c.id}`}>
               <Csrf token={props.csrf} />
               <CredentialFields
+                idScope={c.id}
                 prefix=""
                 cred={c}
                 errors={props.errors}
@@ -288,6 +289,7 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
         <form method="post" action={`${base}/credentials`} class="card">
           <Csrf token={props.csrf} />
           <CredentialFields
+            idScope="new"
             prefix=""
             cred={{ reviews_required: 1 }}
             errors={props.errors}

@@ -82,6 +82,38 @@ export function cellText(v: unknown): string {
   return String(v);
 }
 
+/** The text a masked value reads as (governance/protection/rules.ts MASK). */
+const MASK_TEXT = '****';
+
+/**
+ * A cell the viewer's policy protected: a hidden column's NULL says "hidden", a masked value
+ * keeps its mask text and says "masked", so neither passes for data (or for a real NULL).
+ */
+function ProtectedCell(props: { mark: string; value: unknown }) {
+  if (props.mark === 'hide')
+    return (
+      <td
+        class="protected"
+        data-protection="hidden"
+        data-export=""
+        title="Hidden by your data-protection policy"
+      >
+        hidden
+      </td>
+    );
+  const label = props.mark === 'hash' ? 'hashed' : 'masked';
+  return (
+    <td
+      class="protected"
+      data-protection={label}
+      data-export={cellText(props.value)}
+      title={`${label} by your data-protection policy`}
+    >
+      {cellText(props.value)} <span class="tag">{label}</span>
+    </td>
+  );
+}
+
 /** Rows drawn at first; the rest are revealed a page at a time (the page stays light). */
 export const RESULT_PAGE_ROWS = 200;
 
@@ -107,6 +139,8 @@ export function ResultTable(props: {
   rowEndLabel?: string;
   /** What the server and data protection said about the result (hidden columns, warnings). */
   messages?: string[];
+  /** Per column, what the viewer's policy does to it: such cells are labelled, never shown as data or NULL. */
+  marks?: Array<string | null>;
 }) {
   const hiddenRows = Math.max(0, props.rows.length - RESULT_PAGE_ROWS);
   return (
@@ -131,7 +165,9 @@ export function ResultTable(props: {
             ) : null}
             {props.rows.map((row, i) => (
               <tr hidden={i >= RESULT_PAGE_ROWS}>
-                {row.map((v) => {
+                {row.map((v, col) => {
+                  const mark = props.marks?.[col] ?? (v === MASK_TEXT ? 'mask' : null);
+                  if (mark) return <ProtectedCell mark={mark} value={v} />;
                   if (v === null) return <td class="muted">null</td>;
                   const d = cellDisplay(v);
                   return (

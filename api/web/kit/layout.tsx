@@ -17,7 +17,8 @@ export type Section =
   | 'audit'
   | 'people'
   | 'organization'
-  | 'settings';
+  | 'settings'
+  | 'ai';
 
 const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: boolean }> = [
   { id: 'dashboards', label: 'Dashboards', href: '/dashboards' },
@@ -29,6 +30,7 @@ const SECTIONS: Array<{ id: Section; label: string; href: string; adminOnly?: bo
   { id: 'audit', label: 'Audit log', href: '/audit', adminOnly: true },
   { id: 'people', label: 'People', href: '/people', adminOnly: true },
   { id: 'organization', label: 'Organization', href: '/organization', adminOnly: true },
+  { id: 'ai', label: 'Connect AI', href: '/settings/ai' },
   { id: 'settings', label: 'Settings', href: '/settings' },
 ];
 
@@ -58,6 +60,9 @@ export function Layout(props: {
         <script src="/assets/app.js" defer />
       </head>
       <body>
+        <a class="skip-link" href="#main">
+          Skip to content
+        </a>
         <header class="top">
           <a class="brand" href="/">
             Countersign
@@ -85,7 +90,9 @@ export function Layout(props: {
             </form>
           ) : null}
         </header>
-        <main>{props.children}</main>
+        <main id="main" tabindex={-1}>
+          {props.children}
+        </main>
       </body>
     </html>
   );

@@ -21,7 +21,7 @@ export function OrganizationPage(props: {
   agents: AgentView[];
   sso: SsoConfigRow | null;
   aiClients: OrgAiClient[];
-  aiDatabases: Array<{ id: string; name: string }>;
+  aiDatabases: Array<{ id: string; name: string; aiEnabled: boolean }>;
   ssoRedirectUri: string;
   baseUrl: string;
   csrf: string;
@@ -174,16 +174,23 @@ export function OrganizationPage(props: {
           <label class="check">
             <input type="checkbox" name="disabled" checked={c.disabled} /> Disabled for the whole organization
           </label>
-          <label for={`dbs-${c.client_id}`}>Only these databases (none selected: every AI-enabled one)</label>
+          <label for={`dbs-${c.client_id}`}>Only these databases</label>
+          <p class="muted small" id={`dbs-help-${c.client_id}`}>
+            Select none to let this client reach every database where AI access is on (each person still only
+            reaches what they may use). Select some to keep it to those. A database with AI off is not
+            reachable by any client; turn AI on in its settings on the Databases page.
+          </p>
           <select
             id={`dbs-${c.client_id}`}
             name="database_ids"
+            aria-describedby={`dbs-help-${c.client_id}`}
             multiple
             size={Math.min(5, Math.max(2, props.aiDatabases.length))}
           >
             {props.aiDatabases.map((d) => (
               <option value={d.id} selected={c.database_ids?.includes(d.id) ?? false}>
                 {d.name}
+                {d.aiEnabled ? '' : ' (AI off)'}
               </option>
             ))}
           </select>

@@ -127,7 +127,14 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
         {bypass ? (
           <p class="warning">Run without the required reviews; recorded as a bypass in the audit log.</p>
         ) : null}
-        <ResultTable columns={r.columns} rows={r.rows} truncated={r.truncated} messages={r.messages} />
+        {r.columns.length > 0 ? (
+          <ResultTable columns={r.columns} rows={r.rows} truncated={r.truncated} messages={r.messages} />
+        ) : (
+          // A write returns no columns: say how many rows it changed, not "No rows".
+          <p class="notice" role="status" id="rows-affected">
+            {r.command || 'Done'}: {r.num_rows} row{r.num_rows === 1 ? '' : 's'} affected
+          </p>
+        )}
       </section>,
     );
   });

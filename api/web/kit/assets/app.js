@@ -4,3 +4,11 @@ document.addEventListener('change', (e) => {
   const el = e.target;
   if (el instanceof HTMLSelectElement && el.hasAttribute('data-autosubmit') && el.form) el.form.submit();
 });
+// After a submit, the answer takes the focus (WCAG 2.4.3, 4.1.3): the console's outcome, or the
+// one-line message a form's redirect put on the page, so keyboard and screen-reader users land on it.
+document.addEventListener('DOMContentLoaded', () => {
+  const answer = document.querySelector('#outcome, main [role=alert], main p.notice[role=status]');
+  if (!answer) return;
+  if (!answer.hasAttribute('tabindex')) answer.setAttribute('tabindex', '-1');
+  answer.focus();
+});

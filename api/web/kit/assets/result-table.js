@@ -7,9 +7,12 @@
   const t = box.querySelector('table');
   const n = Number(t.dataset.cols);
   function texts(row) {
-    return Array.from(row.children)
-      .slice(0, n)
-      .map((c) => c.textContent);
+    return (
+      Array.from(row.children)
+        .slice(0, n)
+        // A protected cell exports its value as served (the mask), not its label.
+        .map((c) => (c.dataset.export !== undefined ? c.dataset.export : c.textContent))
+    );
   }
   function data() {
     const out = [texts(t.tHead.rows[0])];

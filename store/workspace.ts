@@ -1,0 +1,106 @@
+// Typed queries for the query console's history and saved queries (0031_workspace.sql).
+import type { Tx } from './db.ts';
+
+export interface HistoryRow {
+  id: string;
+  org_id: string;
+  user_id: string;
+  database_id: string | null;
+  credential_id: string | null;
+  statement: string;
+  outcome: 'executed' | 'pending_review' | 'error';
+  rows_count: number | null;
+  duration_ms: number | null;
+  ran_at: Date;
+}
+
+export interface SavedQueryRow {
+  id: string;
+  org_id: string;
+  owner_id: string;
+  owner_email?: string;
+  name: string;
+  statement: string;
+  database_id: string | null;
+  shared: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** How many statements a person's history keeps. */
+export const HISTORY_KEPT = 100;
+
+export async function insertHistory(sql: Tx, h: Omit<HistoryRow, 'ran_at'>): Promise<void> {
+  await sql`
+    insert into query_history
+      (id, org_id, user_id, database_id, credential_id, statement, outcome, rows_count, duration_ms)
+    values (${h.id}, ${h.org_id}, ${h.user_id}, ${h.database_id}, ${h.credential_id}, ${h.statement},
+      ${h.outcome}, ${h.rows_count}, ${h.duration_ms})`;
+  await sql`
+    delete from query_history where user_id = ${h.user_id} and id not in (
+      select id from query_history where user_id = ${h.user_id} order by ran_at desc, id desc limit ${HISTORY_KEPT})`;
+}
+
+/** The person's history, newest first; `search` matches the statement case-insensitively. */
+export async function listHistory(
+  sql: Tx,
+  orgId: string,
+  userId: string,
+  search: string | null,
+  limit = HISTORY_KEPT,
+): Promise<HistoryRow[]> {
+  const like = search ? `%${search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : null;
+  return sql<HistoryRow[]>`
+    select * from query_history
+    where org_id = ${orgId} and user_id = ${userId}
+      and (${like}::text is null or statement ilike ${like})
+    order by ran_at desc, id desc limit ${limit}`;
+}
+
+export async function findHistory(sql: Tx, userId: string, id: string): Promise<HistoryRow | null> {
+  const [row] = await sql<HistoryRow[]>`select * from query_history where id = ${id} and user_id = ${userId}`;
+  return row ?? null;
+}
+
+/** The person's own saved queries and those shared with the organization, by name. */
+export async function listSavedQueries(sql: Tx, orgId: string, userId: string): Promise<SavedQueryRow[]> {
+  return sql<SavedQueryRow[]>`
+    select s.*, u.email as owner_email from saved_queries s join users u on u.id = s.owner_id
+    where s.org_id = ${orgId} and (s.owner_id = ${userId} or s.shared)
+    order by lower(s.name), s.id`;
+}
+
+export async function findSavedQuery(sql: Tx, orgId: string, id: string): Promise<SavedQueryRow | null> {
+  const [row] = await sql<SavedQueryRow[]>`
+    select s.*, u.email as owner_email from saved_queries s join users u on u.id = s.owner_id
+    where s.org_id = ${orgId} and s.id = ${id}`;
+  return row ?? null;
+}
+
+export async function insertSavedQuery(
+  sql: Tx,
+  q: Pick<SavedQueryRow, 'id' | 'org_id' | 'owner_id' | 'name' | 'statement' | 'database_id' | 'shared'>,
+): Promise<void> {
+  await sql`
+    insert into saved_queries (id, org_id, owner_id, name, statement, database_id, shared)
+    values (${q.id}, ${q.org_id}, ${q.owner_id}, ${q.name}, ${q.statement}, ${q.database_id}, ${q.shared})`;
+}
+
+export async function updateSavedQuery(
+  sql: Tx,
+  id: string,
+  q: Partial<Pick<SavedQueryRow, 'name' | 'statement' | 'database_id' | 'shared'>>,
+): Promise<void> {
+  await sql`
+    update saved_queries set
+      name = coalesce(${q.name ?? null}, name),
+      statement = coalesce(${q.statement ?? null}, statement),
+      database_id = ${q.database_id === undefined ? sql`database_id` : q.database_id},
+      shared = coalesce(${q.shared ?? null}, shared),
+      updated_at = now()
+    where id = ${id}`;
+}
+
+export async function deleteSavedQuery(sql: Tx, id: string): Promise<void> {
+  await sql`delete from saved_queries where id = ${id}`;
+}

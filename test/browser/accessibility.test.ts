@@ -1,0 +1,139 @@
+// Accessibility over the pages, in Debian's Chromium: axe-core (WCAG 2 A and AA rules) finds no
+// serious or critical violation on any page, at laptop and phone sizes; a skip link leads to the
+// content; the focus ring shows; repeated credential forms keep their ids apart. axe runs through
+// page.evaluate, so the page keeps its strict Content-Security-Policy while it is checked.
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servers } from '../harness/servers.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+let svc: TestService;
+let browser: Browser;
+let axeSource: string;
+let dbId: string;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  // Two credentials: the database page then repeats the credential form.
+  const pg = servers().postgres;
+  const res = await svc.fetch('/api/v1/desk/databases', {
+    method: 'POST',
+    headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'orders',
+      adapter: 'postgres',
+      hostname: pg.host,
+      port: pg.port,
+      database: pg.database,
+      credentials: [
+        { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
+        { username: 'second', password: pg.password, reviews_required: 1, default_credential: false },
+      ],
+    }),
+  });
+  expect(res.status).toBe(201);
+  dbId = ((await res.json()) as { id: string }).id;
+  axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-background-networking'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+});
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+async function axe(page: Page): Promise<Violation[]> {
+  await page.evaluate(axeSource);
+  const result = (await page.evaluate(() =>
+    (window as unknown as { axe: { run(o: unknown): Promise<{ violations: Violation[] }> } }).axe.run({
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    }),
+  )) as { violations: Violation[]; passes: unknown[] };
+  // axe did run its rules on this page (a check that cannot fail would pass with nothing).
+  expect(result.passes.length).toBeGreaterThan(5);
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ ...v, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) }));
+}
+
+const PAGES = () => [
+  '/dashboards',
+  '/console',
+  '/databases',
+  `/databases/${dbId}`,
+  '/reviews',
+  '/workflows',
+  '/runs',
+  '/audit',
+  '/people',
+  '/organization',
+  '/settings',
+  '/settings/ai',
+];
+
+describe('accessibility', () => {
+  for (const viewport of [
+    { name: 'laptop', width: 1366, height: 900 },
+    { name: 'phone', width: 390, height: 844 },
+  ]) {
+    it(`has no serious axe violation on any page (${viewport.name})`, async () => {
+      const context = await browser.newContext({ viewport });
+      const page = await context.newPage();
+      await page.goto(`${svc.url}/login`);
+      const found: Record<string, Violation[]> = {};
+      const atLogin = await axe(page);
+      if (atLogin.length) found['/login'] = atLogin;
+      await page.fill('#email', svc.admin.email);
+      await page.fill('#password', svc.admin.password);
+      await Promise.all([page.waitForURL(/dashboards/), page.click('button[type=submit]')]);
+      for (const path of PAGES()) {
+        await page.goto(`${svc.url}${path}`);
+        await page.waitForLoadState('load');
+        const v = await axe(page);
+        if (v.length) found[path] = v;
+      }
+      expect(found).toEqual({});
+      await context.close();
+    });
+  }
+
+  it('offers a skip link, shows the focus ring, and keeps repeated form ids unique', async () => {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${svc.url}/login`);
+    await page.fill('#email', svc.admin.email);
+    await page.fill('#password', svc.admin.password);
+    await Promise.all([page.waitForURL(/dashboards/), page.click('button[type=submit]')]);
+    await page.goto(`${svc.url}/databases/${dbId}`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    expect(outline).toBe('solid');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    // Every label points at a field of its own form, and no id repeats.
+    const ids = await page.evaluate(() => [...document.querySelectorAll('[id]')].map((e) => e.id));
+    expect(ids.length).toBe(new Set(ids).size);
+    const stray = await page.evaluate(() =>
+      [...document.querySelectorAll('label[for]')]
+        .filter((l) => {
+          const target = document.getElementById(l.getAttribute('for')!);
+          return !target || target.closest('form') !== l.closest('form');
+        })
+        .map((l) => l.getAttribute('for')),
+    );
+    expect(stray).toEqual([]);
+    await context.close();
+  });
+});
