@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../core/deps.ts';
-import { isStoreUnavailable } from '../store/outage.ts';
+import { isStoreUnavailable } from '../core/store-outage.ts';
 import type { AppEnv } from './env.ts';
 import { AppError, internalError, notFound, problemResponse, storeUnavailable } from './errors.ts';
 import { mcpRoutes } from './mcp/index.ts';

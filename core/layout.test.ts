@@ -119,6 +119,7 @@ const ORDER = [
   'worker',
   'activities',
   'dashboards',
+  'workspace',
   'automation',
   'registry',
   'governance',

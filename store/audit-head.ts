@@ -7,9 +7,21 @@
 // (audit_append, which reads the head under its row lock) and tells this pool the new head.
 // What the pool saves is PostgreSQL's work per entry: no plpgsql call, no hashing in SQL.
 
-import type { Appended, Pending } from './audit-writer.ts';
 import { entryHash } from './chain-hash.ts';
 import type { Sql, Tx } from './db.ts';
+
+/** Where an entry landed in its organization's chain. */
+export interface Appended {
+  id: string;
+  seq: bigint;
+  hash: string;
+}
+
+/** An entry to append: its id and its body (the canonical JSON that is hashed and stored). */
+export interface Pending {
+  id: string;
+  body: string;
+}
 
 interface Head {
   seq: bigint;

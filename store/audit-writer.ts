@@ -13,22 +13,11 @@
 // 0.05 ms less PostgreSQL CPU per call, though the bench's paired rounds do not tell it from
 // noise (docs/known-limits.md). A busy lane is not queued on, so an organization whose head is
 // locked elsewhere (an append inside a long transaction) does not hold up another's batches there.
-import { appendAfter, forgetHead, knownHead, noteHead } from './audit-head.ts';
+import { type Appended, appendAfter, forgetHead, knownHead, noteHead, type Pending } from './audit-head.ts';
 import { withStall } from './audit-lane.ts';
 import { auditLaneOf, type Sql, type Tx } from './db.ts';
 
-/** Where an entry landed in its organization's chain. */
-export interface Appended {
-  id: string;
-  seq: bigint;
-  hash: string;
-}
-
-/** An entry to append: its id and its body (the canonical JSON that is hashed and stored). */
-export interface Pending {
-  id: string;
-  body: string;
-}
+export type { Appended, Pending };
 
 interface Waiter extends Pending {
   resolve(row: Appended): void;

@@ -50,7 +50,7 @@ function connect(url: string, max: number, applicationName: string): Sql {
     types: { bigint: postgres.BigInt },
     connection: { application_name: applicationName },
     // While the store is unreachable a request waits at most for the next connect attempt, and
-    // then answers 503 (store/outage.ts): the driver's default backoff grows to 20 s between
+    // then answers 503 (core/store-outage.ts): the driver's default backoff grows to 20 s between
     // attempts and its connect timeout is 30 s.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     connect_timeout: 5,

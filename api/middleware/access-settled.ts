@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Deps } from '../../core/deps.ts';
+import { isStoreUnavailable } from '../../core/store-outage.ts';
 import { settleAccess } from '../../governance/access.ts';
-import { isStoreUnavailable } from '../../store/outage.ts';
 import type { AppEnv } from '../env.ts';
 
 /**

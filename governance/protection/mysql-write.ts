@@ -1,12 +1,25 @@
 // Writes under a data-protection policy (MySQL/MariaDB), over node-sql-parser's tree: as for
 // Postgres (pg-write.ts), a write is checked rather than rewritten, and refused when any clause
 // reads a column the policy does not show. Assigning a value to a protected column reads nothing.
-import type { RelationInfo } from '../../sql/catalog.ts';
+import type { DbSchema, RelationInfo } from '../../sql/catalog.ts';
 import { isObj, list, nameOf, type Obj } from '../../sql/mysql-tree.ts';
-import type { MysqlRewriter } from './mysql.ts';
 import { checkFunction } from './mysql-refuse.ts';
 import { ProtectionRefusedError, type RuleBook, WriteReads } from './rules.ts';
 import { type Level, Scope } from './scope.ts';
+
+type Ctes = ReadonlyArray<Map<string, string[] | null>>;
+
+/**
+ * What the write check needs of the read rewriter (MysqlRewriter in mysql.ts), named here so the
+ * two files do not import each other: mysql.ts calls this check, this check reads through it.
+ */
+export interface MysqlReadRewriter {
+  readonly schema: DbSchema;
+  select(sel: Obj, outer: Scope, ctes: Ctes, top: boolean): string[] | null;
+  with(items: unknown[], outer: Scope, ctes: Ctes): Map<string, string[] | null>;
+  fromItem(item: unknown, level: Level, outer: Scope, ctes: Ctes): void;
+  expr(n: unknown, scope: Scope, ctes: Ctes): unknown;
+}
 
 /** Fields each statement may carry with a value; any other is refused (fail closed). */
 const KEYS: Record<string, Set<string>> = {
@@ -39,7 +52,11 @@ const NAMES: Record<string, string> = {
 };
 
 /** Refuses a write that reads a protected value, naming the column and the clause. */
-export function checkMysqlWrite(stmt: Obj, rules: RuleBook, make: (reads: RuleBook) => MysqlRewriter): void {
+export function checkMysqlWrite(
+  stmt: Obj,
+  rules: RuleBook,
+  make: (reads: RuleBook) => MysqlReadRewriter,
+): void {
   const type = String(stmt.type);
   const name = NAMES[type];
   if (!name)
@@ -57,7 +74,7 @@ export function checkMysqlWrite(stmt: Obj, rules: RuleBook, make: (reads: RuleBo
 
 class MysqlWriteCheck {
   constructor(
-    private readonly rw: MysqlRewriter,
+    private readonly rw: MysqlReadRewriter,
     private readonly reads: WriteReads,
   ) {}
 
