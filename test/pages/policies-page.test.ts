@@ -134,10 +134,17 @@ describe('the data-protection policies page', () => {
     expect(mine).toContain('No policy applies to this person');
   });
 
-  it('removes a rule and deletes the policy', async () => {
-    expect((await post(`${policyPath}/rules/2/delete`, {})).status).toBe(303);
+  it('removes a rule and deletes the policy, each after a confirmation naming who loses protection', async () => {
+    const ask = await post(`${policyPath}/rules/2/delete`, {});
+    expect(ask.status).toBe(200);
+    const asked = await ask.text();
+    expect(asked).toContain('People who lose this protection: support@example.test');
+    expect(asked).toMatch(/support@example\.test will see [^<]*\.email in clear/);
+    expect(await html(policyPath)).toContain('data-label="Treatment">masked (&#39;****&#39;)');
+    expect((await post(`${policyPath}/rules/2/delete`, { _confirmed: 'yes' })).status).toBe(303);
     expect(await html(policyPath)).not.toContain('data-label="Treatment">masked (&#39;****&#39;)');
-    expect((await post(`${policyPath}/delete`, {})).status).toBe(303);
+    expect(await (await post(`${policyPath}/delete`, {})).text()).toContain('Delete the policy');
+    expect((await post(`${policyPath}/delete`, { _confirmed: 'yes' })).status).toBe(303);
     expect(await html(`/databases/${dbId}/policies`)).toContain('No policy yet');
   });
 });
