@@ -94,8 +94,9 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       async describe(c, p) {
         const found = await policyOf(c, p.id!, p.pid!);
         if (!found) return null;
-        const body = await c.req.parseBody({ all: true });
-        const users = [body.users].flat().filter((u): u is string => typeof u === 'string');
+        const users = (await c.req.formData())
+          .getAll('users')
+          .filter((u): u is string => typeof u === 'string');
         const roles = ROLES.filter((r) => c.get('form')[`role_${r}`] === 'on');
         const losing = peopleLosingPolicy(found.policies, found.people, p.pid!, { users, roles });
         if (losing.length === 0) return null;

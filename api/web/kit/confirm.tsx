@@ -60,12 +60,10 @@ function patternOf(path: string): { regex: RegExp; names: string[] } {
   return { regex: new RegExp(`^${source}$`), names };
 }
 
-/** The posted fields, repeated ones included, to be posted again unchanged. */
+/** The posted fields, repeated ones included (FormData keeps them all), to be posted again unchanged. */
 async function fieldsOf(c: PageContext): Promise<Array<[string, string]>> {
-  const body = await c.req.parseBody({ all: true });
   const out: Array<[string, string]> = [];
-  for (const [k, v] of Object.entries(body))
-    for (const one of [v].flat()) if (typeof one === 'string' && k !== '_csrf') out.push([k, one]);
+  for (const [k, v] of await c.req.formData()) if (typeof v === 'string' && k !== '_csrf') out.push([k, v]);
   return out;
 }
 
