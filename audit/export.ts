@@ -1,11 +1,26 @@
 // Searching and exporting the audit log (governance/README.md "Audit API"). Entries are shown
 // as stored, including their chain fields, so an export can be verified outside the service;
-// only a failed query's error is shown as the reader may read it (audit-view.ts).
+// only a failed query's error is shown as the reader may read it: the caller passes the viewer
+// (governance/audit-view.ts decides; audit/ only stores and shows).
 
-import { auditViewer, stillMatches } from '../governance/audit-view.ts';
-import type { QueryActor } from '../governance/types.ts';
 import { type AuditFilter, type AuditRow, searchAudit } from '../store/audit.ts';
 import type { Tx } from '../store/db.ts';
+
+/** An entry as one reader may read it (governance/audit-view.ts auditViewer). */
+export type AuditViewer = (e: AuditRow) => Promise<AuditRow>;
+
+/**
+ * Whether a text search still finds the entry as shown. The store matches the stored detail;
+ * an entry found only through an error hidden from the reader would tell them, one search at a
+ * time, what the error quoted.
+ */
+export function stillMatches(shown: AuditRow, stored: AuditRow, text: string | undefined): boolean {
+  if (!text || shown.detail === stored.detail) return true;
+  const needle = text.toLowerCase();
+  return [shown.statement, shown.ai_client_name, shown.detail].some(
+    (field) => field?.toLowerCase().includes(needle) === true,
+  );
+}
 
 /** One entry as the API shows it. */
 export function presentEntry(e: AuditRow) {
@@ -47,13 +62,13 @@ export function presentEntry(e: AuditRow) {
 }
 
 /**
- * One page of a search as `reader` may read it, newest first; the cursor is the last entry's seq
+ * One page of a search as `show` presents it, newest first; the cursor is the last entry's seq
  * (of those searched: an entry a text search found only through a hidden error is left out).
  */
 export async function searchEntries(
   sql: Tx,
   orgId: string,
-  reader: QueryActor,
+  show: AuditViewer,
   filter: AuditFilter,
   page: { cursor?: string | undefined; limit: number },
 ): Promise<{ items: AuditRow[]; nextCursor: string | null }> {
@@ -63,7 +78,6 @@ export async function searchEntries(
     limit: page.limit + 1,
   });
   const searched = rows.slice(0, page.limit);
-  const show = auditViewer(sql, reader);
   const items: AuditRow[] = [];
   for (const row of searched) {
     const shown = await show(row);
@@ -77,14 +91,13 @@ export async function searchEntries(
 
 const EXPORT_BATCH = 500;
 
-/** Every matching entry as `reader` may read it, oldest first, in batches (exports stream this). */
+/** Every matching entry as `show` presents it, oldest first, in batches (exports stream this). */
 export async function* exportEntries(
   sql: Tx,
   orgId: string,
-  reader: QueryActor,
+  show: AuditViewer,
   filter: AuditFilter,
 ): AsyncGenerator<AuditRow> {
-  const show = auditViewer(sql, reader);
   let after: bigint | undefined;
   for (;;) {
     const rows = await searchAudit(sql, orgId, filter, {

@@ -1,5 +1,6 @@
 // Workflow definitions: create, read, change, archive (SPEC.md 4.1). Each change is checked whole,
 // written in one transaction together with its schedule, or not at all.
+import type { Caller } from '../audit/actors.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError, type FieldError, notFound, validationFailed } from '../core/errors.ts';
 import { OutboundError } from '../core/outbound/errors.ts';
@@ -86,6 +87,27 @@ export async function archiveWorkflow(
     await syncSchedule(deps.temporal, row);
     return row;
   });
+}
+
+/**
+ * Workflow definitions of the caller's organization. Every member may list them (a page or a
+ * picker names them); who may start one or read its runs is governance/workflow-access.ts.
+ */
+export async function listWorkflowDefinitions(
+  deps: Pick<Deps, 'sql'>,
+  caller: Caller,
+  opts: Parameters<typeof store.listWorkflows>[2],
+): Promise<store.WorkflowRow[]> {
+  return store.listWorkflows(deps.sql, caller.orgId, opts);
+}
+
+/** One definition of the caller's organization, archived or not, or null. */
+export async function findWorkflowDefinition(
+  deps: Pick<Deps, 'sql'>,
+  caller: Caller,
+  id: string,
+): Promise<store.WorkflowRow | null> {
+  return store.findWorkflow(deps.sql, caller.orgId, id);
 }
 
 export async function getWorkflow(

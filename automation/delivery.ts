@@ -5,7 +5,9 @@
 import type { PoolSource } from '../core/deps.ts';
 import { poolFor } from '../governance/connections.ts';
 import type { Keyring } from '../store/crypto.ts';
-import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
+import { type CredentialRow, type DatabaseRow, findCredentialAndDatabase } from '../store/databases.ts';
+import type { Tx } from '../store/db.ts';
+import type { StepDefinition } from '../workflows/types.ts';
 
 export type WriteDelivery = 'exactly_once' | 'at_least_once' | 'unknown';
 
@@ -36,4 +38,20 @@ export async function writeDelivery(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** For each query step of a workflow whose writes run at least once, the note the run page shows. */
+export async function deliveryNotes(
+  deps: { sql: Tx; pools: PoolSource; keyring: Keyring },
+  orgId: string,
+  steps: readonly StepDefinition[],
+): Promise<Record<string, string>> {
+  const notes: Record<string, string> = {};
+  for (const step of steps) {
+    if (step.action.__type__ !== 'query') continue;
+    const target = await findCredentialAndDatabase(deps.sql, orgId, step.action.credential_id);
+    if (target && (await writeDelivery(deps, target.db, target.cred)) === 'at_least_once')
+      notes[step.id] = AT_LEAST_ONCE_NOTE;
+  }
+  return notes;
 }

@@ -2,6 +2,7 @@
 // workflow id is the run id; the store keeps one row per run, finished by the run itself.
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { QueryActor } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
@@ -280,6 +281,36 @@ export async function listReadableRuns(
       error: (await redactRun(deps, principal, r.state, r.error, origin(r))).error,
     })),
   );
+}
+
+/**
+ * Re-runs a run: a new run of the same workflow with the given inputs (text from a form, typed
+ * values from JSON), or the original run's inputs when none are given. The same rules as any start
+ * (who may start it, input types); the new run names the one it repeats in the audit log.
+ */
+export async function rerunRun(
+  deps: RunDeps,
+  principal: Principal,
+  actor: QueryActor,
+  workflowId: string,
+  runId: string,
+  inputs: { values: Record<string, unknown>; fromText: boolean } | null,
+): Promise<string> {
+  const wf = await startableWorkflow(deps, principal, workflowId);
+  const original = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  if (!original) throw notFound('no such run');
+  const values = inputs ? typedInputs(wf, inputs.values, inputs.fromText) : original.inputs;
+  const newRun = await startRun(deps, principal, workflowId, values);
+  await recordEvent(deps.sql, {
+    orgId: principal.orgId,
+    actor,
+    origin: 'user',
+    event: 'run.rerun',
+    subject: { workflow_id: workflowId, run_id: newRun, rerun_of: runId },
+    outcome: 'allowed',
+    detail: `re-ran ${runId} as ${newRun}`,
+  });
+  return newRun;
 }
 
 /**

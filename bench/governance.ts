@@ -6,7 +6,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import postgres from 'postgres';
 import * as v from 'valibot';
 import { createPoolRegistry } from '../adapters/index.ts';
-import { recordAttempt } from '../audit/events.ts';
+import { recordAttempt, verifyAuditChain } from '../audit/events.ts';
 import { openMigratedStore } from '../cli/boot.ts';
 import { createLogger } from '../core/logger.ts';
 import { classifyStatement } from '../governance/classify.ts';
@@ -142,6 +142,26 @@ const bench: Bench = {
         }),
       );
       const perSecond = CONCURRENT_APPENDS / ((performance.now() - t0) / 1000);
+      // Two `serve` replicas: two store pools, each with its own batching queue and audit lane
+      // (store/audit-writer.ts), writing one organization's chain at once; they meet at the
+      // chain head's row lock. Half the writers on each.
+      const replica = await openMigratedStore(store.url, { max: 10 });
+      let perSecondTwo = 0;
+      try {
+        const t1 = performance.now();
+        let shared = 0;
+        await Promise.all(
+          Array.from({ length: CONCURRENCY }, async (_, k) => {
+            const via = k % 2 === 0 ? sql : replica;
+            while (shared++ < CONCURRENT_APPENDS) await recordAttempt(via, attempt);
+          }),
+        );
+        perSecondTwo = CONCURRENT_APPENDS / ((performance.now() - t1) / 1000);
+      } finally {
+        await replica.end({ timeout: 1 });
+      }
+      const chain = await verifyAuditChain(sql, org.id);
+      if (!chain.ok) throw new Error(`the chain does not verify after the appends: ${chain.broken?.reason}`);
 
       return [
         {
@@ -186,6 +206,12 @@ const bench: Bench = {
           value: `${Math.round(perSecond)} entries/s`,
           baseline: '',
           comparison: '',
+        },
+        {
+          figure: `the same across 2 serve replicas (two store pools, ${CONCURRENCY / 2} writers each)`,
+          value: `${Math.round(perSecondTwo)} entries/s`,
+          baseline: `one replica: ${Math.round(perSecond)} entries/s`,
+          comparison: `ratio ${(perSecondTwo / perSecond).toFixed(2)}; chain of ${chain.entries} entries verified`,
         },
       ];
     } finally {

@@ -5,10 +5,13 @@
 // v2 SDK client pinned to it) for the sequential figure. Countersign runs as `countersign serve`
 // in a process of its own, compiled as in production, like dbhub: in the bench's own process it
 // would share one event loop with the eight clients that drive it, and dbhub does not.
+// Google's MCP Toolbox for Databases (a Go server, `toolbox --prebuilt postgres`, tool
+// `execute_sql`) is the second peer, in the same rounds: dbhub is not the fastest direct server.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { availableParallelism, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
 import {
   Client as ModernClient,
   StreamableHTTPClientTransport as ModernTransport,
@@ -38,7 +41,7 @@ import { type Bench, type BenchRow, interleaved, percentile } from './report.ts'
 const SAMPLES = Number(process.env.BENCH_MCP_SAMPLES ?? 1000);
 const WARMUP = 100;
 const CONCURRENCY = 8;
-const THROUGHPUT_CALLS = 2000;
+const THROUGHPUT_CALLS = Number(process.env.BENCH_MCP_CALLS ?? 2000);
 /**
  * Paired rounds (one of each server, back to back, the order alternating). The machine is shared
  * and its speed wanders within seconds: with three rounds the ratio of the two medians spread
@@ -88,7 +91,8 @@ const bench: Bench = {
       max: 1,
       onnotice: () => {},
     });
-    const [apiPort, dbhubPort] = await freePorts(2);
+    const [apiPort, dbhubPort, toolboxPort] = await freePorts(3);
+    const postmaster = postmasterPid(started.dir);
     const env = {
       DATABASE_URL: store.url,
       PORT: String(apiPort),
@@ -127,6 +131,7 @@ const bench: Bench = {
       if (!(await fetch(`${api.url}/healthz`)).ok) throw new Error('not ready');
     });
     let dbhub: ChildProcess | null = null;
+    let toolbox: ChildProcess | null = null;
     const clients: Client[] = [];
     const closers: Array<() => Promise<unknown>> = [];
     try {
@@ -187,6 +192,35 @@ const bench: Bench = {
       const viaDbhub = async () =>
         expectOk(await theirs.callTool({ name: 'execute_sql', arguments: { sql: statement } }));
 
+      toolbox = spawn(
+        toolboxBinary(),
+        [
+          '--prebuilt',
+          'postgres',
+          '--port',
+          String(toolboxPort),
+          '--disable-version-check',
+          '--log-level',
+          'ERROR',
+        ],
+        {
+          env: {
+            PATH: process.env.PATH,
+            HOME: process.env.HOME,
+            POSTGRES_HOST: pg.host,
+            POSTGRES_PORT: String(pg.port),
+            POSTGRES_DATABASE: pg.database,
+            POSTGRES_USER: pg.user,
+            POSTGRES_PASSWORD: pg.password,
+          },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      );
+      const google = await retry(() => connectMcp(`http://127.0.0.1:${toolboxPort}/mcp`));
+      clients.push(google);
+      const viaToolbox = async () =>
+        expectOk(await google.callTool({ name: 'execute_sql', arguments: { sql: statement } }));
+
       const modern = new ModernClient(
         { name: 'countersign-bench', version: '1.0.0' },
         { versionNegotiation: { mode: { pin: '2026-07-28' } } },
@@ -205,9 +239,9 @@ const bench: Bench = {
           })) as Record<string, unknown>,
         );
 
-      const [countersign, direct, countersignModern] = await interleaved(
+      const [countersign, direct, countersignModern, viaGoogle] = await interleaved(
         SAMPLES,
-        [viaCountersign, viaDbhub, viaModern],
+        [viaCountersign, viaDbhub, viaModern, viaToolbox],
         WARMUP,
       );
       const callers = async (
@@ -229,63 +263,100 @@ const bench: Bench = {
       const theirsCallers = await callers(`http://127.0.0.1:${dbhubPort}/mcp`, {}, async (c) =>
         expectOk(await c.callTool({ name: 'execute_sql', arguments: { sql: statement } })),
       );
+      const googleCallers = await callers(`http://127.0.0.1:${toolboxPort}/mcp`, {}, async (c) =>
+        expectOk(await c.callTool({ name: 'execute_sql', arguments: { sql: statement } })),
+      );
       // Rounds alternate which server goes first, so the machine's drift (it is shared, and its
       // speed wanders by 2× over minutes) falls on both alike; each figure is the median round.
       const mine = { perSecond: [] as number[], cpu: zeroCpu() };
       const baseline = { perSecond: [] as number[], cpu: zeroCpu() };
+      const go = { perSecond: [] as number[], cpu: zeroCpu() };
       let loadedRss = 0;
       // One uncounted round each first: the eight new sessions' first calls (and the JIT's first
       // sight of eight at once) would otherwise fall on whichever server goes first.
       await throughput(oursCallers);
       await throughput(theirsCallers);
+      await throughput(googleCallers);
+      if (process.env.BENCH_PG_STAT_STATEMENTS) {
+        await sql`create extension if not exists pg_stat_statements`;
+        await sql`select pg_stat_statements_reset()`;
+      }
       for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
         const phases = [
           async () => {
-            const done = cpuCount(serve.pid!);
+            const done = cpuCount(serve.pid!, postmaster);
             mine.perSecond.push(await throughput(oursCallers));
             addCpu(mine.cpu, done());
             // Resident memory of serve right after a round of calls (≤ 300 MB under load).
             loadedRss = Math.max(loadedRss, rssMb(serve.pid));
           },
           async () => {
-            const done = cpuCount(dbhub!.pid!);
+            const done = cpuCount(dbhub!.pid!, postmaster);
             baseline.perSecond.push(await throughput(theirsCallers));
             addCpu(baseline.cpu, done());
           },
+          async () => {
+            const done = cpuCount(toolbox!.pid!, postmaster);
+            go.perSecond.push(await throughput(googleCallers));
+            addCpu(go.cpu, done());
+          },
         ];
-        if (round % 2 === 1) phases.reverse();
+        // Three servers: each goes first, second and third in turn.
+        for (let k = 0; k < round % phases.length; k++) phases.push(phases.shift()!);
         for (const phase of phases) await phase();
       }
+      if (process.env.BENCH_PG_STAT_STATEMENTS) await printStatements(sql);
       const oursPerSecond = percentile(mine.perSecond, 50);
       const theirsPerSecond = percentile(baseline.perSecond, 50);
+      const googlePerSecond = percentile(go.perSecond, 50);
       const calls = THROUGHPUT_ROUNDS * THROUGHPUT_CALLS;
-      const ratio = (percentile(countersign!, 50) / percentile(direct!, 50)).toFixed(2);
-      const delta = percentile(countersign!, 50) - percentile(direct!, 50);
-      const pairRatios = mine.perSecond.map((x, i) => x / baseline.perSecond[i]!);
+      const p50 = (xs: number[]) => percentile(xs, 50);
+      const delta = (xs: number[], ys: number[]) => {
+        const d = p50(xs) - p50(ys);
+        return `${d < 0 ? '−' : '+'}${Math.abs(d).toFixed(2)} ms p50 (ratio ${(p50(xs) / p50(ys)).toFixed(2)})`;
+      };
+      const pairRatios = (ys: number[]) => mine.perSecond.map((x, i) => x / ys[i]!);
+      const paired = (ys: number[]) => {
+        const r = pairRatios(ys);
+        return `ratio ${percentile(r, 50).toFixed(2)} (median of ${THROUGHPUT_ROUNDS} paired rounds; lowest ${Math.min(...r).toFixed(2)})`;
+      };
+      const rounds = (xs: number[]) => xs.map(Math.round).join(', ');
       return [
         {
           figure: 'MCP run_query, 1-row query, sequential (governed, audited, bearer JWT)',
           value: pair(countersign!),
           baseline: `dbhub 1.4.0 execute_sql: ${pair(direct!)}`,
-          comparison: `${delta < 0 ? '−' : '+'}${Math.abs(delta).toFixed(2)} ms p50 (ratio ${ratio})`,
+          comparison: delta(countersign!, direct!),
+        },
+        {
+          figure: 'the same against MCP Toolbox for Databases',
+          value: pair(countersign!),
+          baseline: `Toolbox 1.12.0 execute_sql: ${pair(viaGoogle!)}`,
+          comparison: delta(countersign!, viaGoogle!),
         },
         {
           figure: 'the same over MCP 2026-07-28 (stateless core, v2 SDK client)',
           value: pair(countersignModern!),
           baseline: `dbhub 1.4.0 execute_sql (2025-11-25): ${pair(direct!)}`,
-          comparison: `ratio ${(percentile(countersignModern!, 50) / percentile(direct!, 50)).toFixed(2)}`,
+          comparison: `ratio ${(p50(countersignModern!) / p50(direct!)).toFixed(2)}; Toolbox ${(p50(countersignModern!) / p50(viaGoogle!)).toFixed(2)}`,
         },
         {
           figure: `MCP run_query calls/s, ${CONCURRENCY} concurrent clients`,
-          value: `${Math.round(oursPerSecond)} calls/s (rounds: ${mine.perSecond.map(Math.round).join(', ')})`,
-          baseline: `dbhub execute_sql: ${Math.round(theirsPerSecond)} calls/s (${baseline.perSecond.map(Math.round).join(', ')})`,
-          comparison: `ratio ${percentile(pairRatios, 50).toFixed(2)} (median of ${THROUGHPUT_ROUNDS} paired rounds; lowest ${Math.min(...pairRatios).toFixed(2)})`,
+          value: `${Math.round(oursPerSecond)} calls/s (rounds: ${rounds(mine.perSecond)})`,
+          baseline: `dbhub execute_sql: ${Math.round(theirsPerSecond)} calls/s (${rounds(baseline.perSecond)})`,
+          comparison: paired(baseline.perSecond),
+        },
+        {
+          figure: `the same against MCP Toolbox for Databases`,
+          value: `${Math.round(oursPerSecond)} calls/s`,
+          baseline: `Toolbox execute_sql: ${Math.round(googlePerSecond)} calls/s (${rounds(go.perSecond)})`,
+          comparison: paired(go.perSecond),
         },
         {
           figure: 'CPU per call during the 8-client run (server, PostgreSQL, clients)',
           value: cpuPerCall(mine.cpu, calls),
-          baseline: `dbhub: ${cpuPerCall(baseline.cpu, calls)}`,
-          comparison: 'where the time goes',
+          baseline: `dbhub: ${cpuPerCall(baseline.cpu, calls)}; Toolbox: ${cpuPerCall(go.cpu, calls)}`,
+          comparison: `budget: server ≤ 0.20, postgres ≤ 0.12 ms (${mine.cpu.server / calls <= 0.0002 && mine.cpu.pg / calls <= 0.00012 ? 'met' : 'not met'})`,
         },
         {
           figure: `serve RSS right after each round of ${THROUGHPUT_CALLS} calls from ${CONCURRENCY} clients (highest; built, own process)`,
@@ -298,6 +369,7 @@ const bench: Bench = {
       for (const c of clients) await c.close().catch(() => {});
       for (const close of closers) await close().catch(() => {});
       dbhub?.kill('SIGTERM');
+      toolbox?.kill('SIGTERM');
       serve.kill('SIGTERM');
       if (serve.exitCode === null) await new Promise((r) => serve.once('exit', r));
       await deps.pools.closeAll();
@@ -322,18 +394,37 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-/** Every PostgreSQL server process (the store's and the target's: one cluster in the bench). */
-function postgresPids(): number[] {
+/** The bench cluster's postmaster (first line of postmaster.pid in its data directory). */
+function postmasterPid(serversDir: string): number {
+  return Number(
+    readFileSync(join(serversDir, 'postgres', 'data', 'postmaster.pid'), 'utf8').split('\n', 1)[0],
+  );
+}
+
+/**
+ * The bench cluster's server processes (the store's and the target's: one cluster): its
+ * postmaster and the postmaster's children. Other PostgreSQL clusters on a shared machine (other
+ * test runs) are not counted.
+ */
+function postgresPids(postmaster: number): number[] {
   return readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
     .map(Number)
     .filter((pid) => {
+      if (pid === postmaster) return true;
       try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
       } catch {
         return false;
       }
     });
+}
+
+/** The Go binary itself (not the npm wrapper that spawns it), so its CPU is counted in /proc. */
+function toolboxBinary(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('@toolbox-sdk/server-linux-x64/package.json')), 'bin', 'toolbox');
 }
 
 interface CpuSeconds {
@@ -366,8 +457,10 @@ function idleSeconds(): number {
  * Starts counting CPU time of the server, PostgreSQL and this process (the clients); the returned
  * function ends the count.
  */
-function cpuCount(server: number): () => CpuSeconds {
-  const pgs = () => postgresPids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+function cpuCount(server: number, postmaster: number): () => CpuSeconds {
+  // Per process: a backend that ends during the count takes its CPU with it (not counted), and
+  // one that starts counts from zero; a sum over the start's processes would go negative then.
+  const pgs = () => new Map(postgresPids(postmaster).map((pid) => [pid, cpuSeconds(pid)]));
   const start = {
     server: cpuSeconds(server),
     pg: pgs(),
@@ -377,9 +470,11 @@ function cpuCount(server: number): () => CpuSeconds {
   };
   return () => {
     const c = process.cpuUsage(start.clients);
+    let pg = 0;
+    for (const [pid, now] of pgs()) pg += now - (start.pg.get(pid) ?? 0);
     return {
       server: cpuSeconds(server) - start.server,
-      pg: pgs() - start.pg,
+      pg,
       clients: (c.user + c.system) / 1e6,
       idle: idleSeconds() - start.idle,
       wall: (performance.now() - start.wall) / 1000,
@@ -391,7 +486,19 @@ function cpuPerCall(cpu: CpuSeconds, calls: number): string {
   const ms = (s: number) => ((s * 1000) / calls).toFixed(2);
   // Idle as a share of all the machine's cores over the counted time: what a faster path could use.
   const idle = Math.round((100 * cpu.idle) / (cpu.wall * availableParallelism()));
-  return `server ${ms(cpu.server)}, postgres ${ms(cpu.pg)}, clients ${ms(cpu.clients)} ms; machine ${idle} % idle`;
+  return `server ${ms(cpu.server)}, postgres ${ms(cpu.pg)}, clients ${ms(cpu.clients)} ms; machine ${idle} % idle, load ${loadavg()[0]!.toFixed(1)}`;
+}
+
+/** The statements that took PostgreSQL's time during the rounds (all three servers'), to stderr. */
+async function printStatements(sql: Deps['sql']): Promise<void> {
+  const rows = await sql<{ calls: string; total: number; mean: number; query: string }[]>`
+    select calls::text, round(total_exec_time::numeric, 1)::float8 as total,
+           round(mean_exec_time::numeric, 4)::float8 as mean, left(regexp_replace(query, '\s+', ' ', 'g'), 160) as query
+    from pg_stat_statements order by total_exec_time desc limit 15`;
+  for (const r of rows)
+    process.stderr.write(
+      `pg_stat_statements: ${r.calls} calls, ${r.total} ms, ${r.mean} ms each: ${r.query}\n`,
+    );
 }
 
 function rssMb(pid: number | undefined): number {

@@ -5,6 +5,7 @@ import { createLogger } from '../core/logger.ts';
 import { outboundPolicy } from '../core/outbound/policy.ts';
 import { dataConverters, serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal, type TemporalHandle } from '../core/temporal.ts';
+import { canSee } from '../governance/access.ts';
 import {
   allNotifiers,
   chatRequestNotifier,
@@ -79,7 +80,15 @@ export function requestNotifier(config: Config, sql: Sql, logger: Deps['logger']
   const mailer = smtpMailer(config.smtp);
   return allNotifiers(
     viaChat,
-    mailRequestNotifier({ sql, logger, baseUrl: config.baseUrl }, (m) => mailer.send(m)),
+    mailRequestNotifier(
+      {
+        sql,
+        logger,
+        baseUrl: config.baseUrl,
+        canSee: (db, person) => canSee(sql, db, { kind: 'user', ...person }),
+      },
+      (m) => mailer.send(m),
+    ),
   );
 }
 

@@ -79,6 +79,35 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/** One import or re-export statement between two repository files. */
+interface ImportEdge {
+  from: string;
+  to: string;
+  /** `import type` / `export type`: erased at build time, no run-time arrow. */
+  typeOnly: boolean;
+}
+
+const STATEMENT = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^'"`;]*?)\s*from\s+['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** Every relative import statement of the source files, with whether it is type-only. */
+function importEdges(): ImportEdge[] {
+  const files = sourceFiles(ROOT);
+  const known = new Set(files.map((f) => relative(ROOT, f)));
+  const edges: ImportEdge[] = [];
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    const from = relative(ROOT, file);
+    const add = (spec: string, typeOnly: boolean) => {
+      const target = relative(ROOT, resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
+      const to = known.has(target) ? target : known.has(`${target}x`) ? `${target}x` : null;
+      if (to) edges.push({ from, to, typeOnly });
+    };
+    for (const m of text.matchAll(STATEMENT)) add(m[4] as string, Boolean(m[2]));
+    for (const m of text.matchAll(DYNAMIC)) add(m[1] as string, false);
+  }
+  return edges;
+}
+
 function lines(path: string): number {
   return readFileSync(join(ROOT, path), 'utf8').split('\n').length;
 }
@@ -93,6 +122,16 @@ describe('source layout', () => {
 
   it('has no import cycle, type-only imports included', () => {
     expect(cycles(graph)).toEqual([]);
+  });
+
+  it('lets no file under api/ import a value from store/ (reads go through a domain function)', () => {
+    const edges = importEdges();
+    const fromApi = edges.filter((e) => e.from.startsWith('api/') && e.to.startsWith('store/'));
+    // Not vacuous: api/ does name store types (rows it presents).
+    expect(fromApi.length).toBeGreaterThan(5);
+    const values = fromApi.filter((e) => !e.typeOnly).map((e) => `${e.from} -> ${e.to}`);
+    if (values.length) console.log(`api/ value imports from store/:\n  ${values.join('\n  ')}`);
+    expect(values).toEqual([]);
   });
 
   it('keeps governance/ under 15 % of the code', () => {

@@ -1,4 +1,5 @@
 import { notFound } from '../core/errors.ts';
+import { accessBarrier } from '../store/access-cache.ts';
 import { type CredentialRow, type DatabaseRow, hasGrant } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { findAccessTarget, usableCredentialIds } from '../store/grants.ts';
@@ -78,4 +79,13 @@ export async function usableCredentials(
     actor,
   );
   return credentials.filter((c) => usable.has(c.id));
+}
+
+/**
+ * Waits until every process's access cache has dropped what a change made stale
+ * (store/access-cache.ts rule 3), so whoever sees a revocation's answer is no longer let in by a
+ * cached decision.
+ */
+export async function settleAccess(sql: Tx): Promise<void> {
+  await accessBarrier(sql);
 }

@@ -2,10 +2,17 @@
 // client or keep it to some databases, on top of what its person may do (DESIGN.md pipeline
 // step 2). AI clients only ever read (SPEC.md 1.4), so no per-client read-only switch is needed.
 
+import { actorIsAdmin, type Caller } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import { forbidden, validationFailed } from '../core/errors.ts';
-import { type AiClientControlRow, findAiClientControl, upsertAiClientControl } from '../store/ai-clients.ts';
-import { findDatabase } from '../store/databases.ts';
+import {
+  type AiClientControlRow,
+  findAiClientControl,
+  listOrgAiClients,
+  type OrgAiClient,
+  upsertAiClientControl,
+} from '../store/ai-clients.ts';
+import { findDatabase, listDatabases } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { findClient } from '../store/oauth.ts';
 import type { AiClientLimits, QueryActor } from './types.ts';
@@ -65,4 +72,21 @@ export async function setAiClientControl(
     detail: `${client.client_name}: ${input.disabled ? 'disabled' : input.databaseIds ? `only ${input.databaseIds.length} database(s)` : 'no limit'}`,
   });
   return row;
+}
+
+/** The AI clients people of the organization connected, with their limits; admins only. */
+export async function listAiClients(sql: Tx, caller: Caller): Promise<OrgAiClient[]> {
+  if (!actorIsAdmin(caller.actor)) throw forbidden('only an admin may list AI clients');
+  return listOrgAiClients(sql, caller.orgId);
+}
+
+/**
+ * The databases an AI client may be limited to: every AI-enabled database of the organization,
+ * restricted ones included, since only an admin sets limits.
+ */
+export async function aiLimitChoices(sql: Tx, caller: Caller): Promise<{ id: string; name: string }[]> {
+  if (!actorIsAdmin(caller.actor)) throw forbidden('only an admin may limit AI clients');
+  return (await listDatabases(sql, caller.orgId, { limit: 500, visibleTo: null }))
+    .filter((d) => d.ai_enabled)
+    .map((d) => ({ id: d.id, name: d.name }));
 }

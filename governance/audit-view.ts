@@ -34,16 +34,3 @@ export async function shownTo(sql: Tx, reader: QueryActor, rows: readonly AuditR
   for (const row of rows) out.push(await show(row));
   return out;
 }
-
-/**
- * Whether a text search still finds the entry as shown. The store matches the stored detail;
- * an entry found only through an error hidden from the reader would tell them, one search at a
- * time, what the error quoted.
- */
-export function stillMatches(shown: AuditRow, stored: AuditRow, text: string | undefined): boolean {
-  if (!text || shown.detail === stored.detail) return true;
-  const needle = text.toLowerCase();
-  return [shown.statement, shown.ai_client_name, shown.detail].some(
-    (field) => field?.toLowerCase().includes(needle) === true,
-  );
-}

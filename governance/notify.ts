@@ -2,8 +2,7 @@ import type { Logger } from '../core/logger.ts';
 import type { DatabaseRow } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import type { QueryRequestRow } from '../store/query-requests.ts';
-import { findUserById, listUsers } from '../store/users.ts';
-import { canSee } from './access.ts';
+import { findUserById, listUsers, type UserRow } from '../store/users.ts';
 
 /** Tells reviewers that a query request is waiting (the database's `slack_channel`, SPEC.md 2.2). */
 export interface RequestNotifier {
@@ -71,7 +70,13 @@ export type SendMail = (message: { to: string; subject: string; text: string }) 
  * its author, who can see the database (a restricted one: super admins and granted people).
  */
 export function mailRequestNotifier(
-  deps: { sql: Tx; logger: Logger; baseUrl: string },
+  deps: {
+    sql: Tx;
+    logger: Logger;
+    baseUrl: string;
+    /** Whether the person can see the database (governance/access.ts canSee; passed in, no cycle). */
+    canSee: (db: DatabaseRow, person: { userId: string; role: UserRow['role'] }) => Promise<boolean>;
+  },
   send: SendMail,
 ): RequestNotifier {
   return {
@@ -81,7 +86,7 @@ export function mailRequestNotifier(
         const people = await listUsers(deps.sql, db.org_id);
         for (const person of people) {
           if (person.id === request.author_user_id || person.disabled_at || person.service_account) continue;
-          if (!(await canSee(deps.sql, db, { kind: 'user', userId: person.id, role: person.role }))) continue;
+          if (!(await deps.canSee(db, { userId: person.id, role: person.role }))) continue;
           await send({
             to: person.email,
             subject: `Review requested: ${request.id} on ${db.name}`,

@@ -15,6 +15,7 @@ import {
 } from './execute.ts';
 import { encodeParams } from './params.ts';
 import { bypassRefusal } from './review-rules.ts';
+import { protectionRefusal, type SubmitCheck } from './submit-check.ts';
 
 export { canSee, resolveTarget } from './access.ts';
 export { type Delivery, type StepAttempt, stepTagPrefix } from './once.ts';
@@ -51,6 +52,19 @@ export {
   QueryFailedError,
   settleRequest,
 } from './execute.ts';
+
+/**
+ * Data protection's verdict on a request is given when it is submitted, not after its reviews:
+ * a statement the author's policy refuses never becomes a request (governance/submit-check.ts).
+ */
+async function refuseBeforeReview(
+  deps: GovernanceDeps,
+  run: SubmitCheck,
+  attempt: AttemptBase,
+): Promise<void> {
+  const refusal = await protectionRefusal(deps, run);
+  if (refusal) await deny(deps, attempt, refusal);
+}
 
 /**
  * The one governed-query pipeline (DESIGN.md): every origin — REST, dashboard, MCP,
@@ -103,6 +117,7 @@ export async function runGovernedQuery(
   };
   // 3. Review gate: a credential that needs reviews never runs a query directly.
   if (cred.reviews_required === 0) return executeGoverned(deps, { ...run, review: null });
+  await refuseBeforeReview(deps, run, attempt);
   if (q.onReviewRequired !== 'submit') {
     return deny(
       deps,

@@ -2,6 +2,7 @@
 // reject and comment; the author edits, cancels and runs. Running goes through the same
 // executeGoverned as a direct query, after every rule is checked again (request-run.ts).
 import type { ParamValue } from '../adapters/types.ts';
+import type { Caller } from '../audit/actors.ts';
 import { conflict, forbidden, notFound } from '../core/errors.ts';
 import { type DatabaseRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
@@ -12,19 +13,24 @@ import {
   insertRevision,
   listRequests,
   listReviews,
+  listReviewsOf,
+  listRevisions,
   type QueryRequestRow,
   type RequestStatus,
   type ReviewRow,
+  type RevisionRow,
   updateRequest,
 } from '../store/query-requests.ts';
 import { findUserById } from '../store/users.ts';
 import { canSee } from './access.ts';
 import { aiClientRefusal } from './ai-clients.ts';
 import { classifyStatement } from './classify.ts';
-import { encodeParams } from './params.ts';
+import { decodeParams, encodeParams } from './params.ts';
+import { previewRequest, type WritePreview } from './preview/index.ts';
 import { errorRefusal, hiddenError } from './protection/error-view.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
+import { protectionRefusal } from './submit-check.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
 
 /** A request with its reviews and the approvals that count right now. */
@@ -32,6 +38,8 @@ export interface RequestView {
   request: QueryRequestRow;
   reviews: ReviewRow[];
   validApprovals: string[];
+  /** A pending write's preview as the reader may see it (preview/index.ts); only on a single read. */
+  preview?: WritePreview | null;
 }
 
 /**
@@ -87,7 +95,32 @@ export async function getRequest(
   id: string,
 ): Promise<RequestView> {
   const { request } = await visibleRequest(deps.sql, orgId, caller, id);
-  return view(deps.sql, request, caller.actor);
+  return {
+    ...(await view(deps.sql, request, caller.actor)),
+    preview: await pendingPreview(deps, request, caller.actor),
+  };
+}
+
+/** Previews of the first open writes of a page, as `reader` may see them, by request id. */
+export async function requestPreviews(
+  deps: GovernanceDeps,
+  requests: QueryRequestRow[],
+  reader: QueryActor,
+): Promise<Record<string, WritePreview | null>> {
+  const writes = requests.filter((r) => r.classification === 'write' && OPEN.includes(r.status)).slice(0, 20);
+  const out: Record<string, WritePreview | null> = {};
+  for (const r of writes) out[r.id] = await previewRequest(deps, r, reader);
+  return out;
+}
+
+/** Reviewers look at open requests: their preview is read; an executed one has nothing to preview. */
+export function pendingPreview(
+  deps: GovernanceDeps,
+  request: QueryRequestRow,
+  reader: QueryActor,
+): Promise<WritePreview | null> {
+  if (!OPEN.includes(request.status)) return Promise.resolve(null);
+  return previewRequest(deps, request, reader);
 }
 
 /** Requests on databases the actor can see, newest first. */
@@ -122,6 +155,43 @@ const OPEN: RequestStatus[] = ['pending', 'approved', 'rejected'];
  * The author changes the SQL, the parameters or run-on-approval. A new statement or new
  * parameters make a new revision: every earlier approval is void and the request waits again.
  */
+/** What waits for a person on the reviews page and at GET /api/v1/desk/query-requests/inbox. */
+export interface ReviewInbox {
+  /** Pending requests of others that this person can see, so may review (one's own never). */
+  waiting: QueryRequestRow[];
+  /** Their own open requests: pending, approved and not yet run, or rejected with the reasons. */
+  mine: QueryRequestRow[];
+  /** Reviews and revisions of each request above, by request id. */
+  reviews: Record<string, ReviewRow[]>;
+  revisions: Record<string, RevisionRow[]>;
+}
+
+const INBOX_LIMIT = 200;
+
+/**
+ * A person's review inbox: visibility is listQueryRequests' (restricted databases only with a
+ * grant), errors as the reader may read them. Whether an approval counts is decided when it is
+ * given (reviewRequest: not the author, not a key acting for someone, a person with access).
+ */
+export async function reviewInbox(deps: GovernanceDeps, caller: Caller): Promise<ReviewInbox> {
+  const me = caller.actor.kind === 'user' ? caller.actor.userId : null;
+  const [pending, own] = await Promise.all([
+    listQueryRequests(deps, caller.orgId, caller.actor, { status: 'pending', limit: INBOX_LIMIT }),
+    listQueryRequests(deps, caller.orgId, caller.actor, { mine: true, limit: INBOX_LIMIT }),
+  ]);
+  const waiting = pending.items.filter((r) => r.author_user_id !== me);
+  // A rejected request stays in front of its author, with the reviewers' reasons.
+  const mine = me ? own.items.filter((r) => ['pending', 'approved', 'rejected'].includes(r.status)) : [];
+  const ids = [...waiting, ...mine].map((r) => r.id);
+  const [reviews, revisions] = await Promise.all([
+    listReviewsOf(deps.sql, ids),
+    listRevisions(deps.sql, ids),
+  ]);
+  const byRequest = <T extends { request_id: string }>(rows: T[]) =>
+    Object.fromEntries(ids.map((id) => [id, rows.filter((x) => x.request_id === id)]));
+  return { waiting, mine, reviews: byRequest(reviews), revisions: byRequest(revisions) };
+}
+
 export async function editRequest(
   deps: GovernanceDeps,
   orgId: string,
@@ -135,6 +205,7 @@ export async function editRequest(
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
     const sqlChanged = input.statement !== undefined || input.params !== undefined;
     const statement = input.statement ?? r.statement;
+    if (sqlChanged) await refuseEdit(deps, r, db, actor, statement, input.params);
     if (sqlChanged) {
       // Reviewers see what the edit changed against the revision they approved.
       await insertRevision(tx, {
@@ -301,6 +372,28 @@ export async function runRequest(
   const outcome = await executeRequest(deps, request, caller, bypass);
   const latest = await findRequest(deps.sql, orgId, id);
   return { view: await view(deps.sql, latest ?? request, actor), outcome };
+}
+
+/** An edit data protection would refuse at execution is refused now, as a submission is. */
+async function refuseEdit(
+  deps: GovernanceDeps,
+  r: QueryRequestRow,
+  db: DatabaseRow,
+  actor: QueryActor,
+  statement: string,
+  params: ParamValue[] | undefined,
+): Promise<void> {
+  const cred = (await listCredentials(deps.sql, [db.id])).find((c) => c.id === r.credential_id);
+  if (!cred) throw notFound('no such query request');
+  const refusal = await protectionRefusal(deps, {
+    orgId: r.org_id,
+    db,
+    cred,
+    actor,
+    statement,
+    params: params ?? decodeParams(r.params),
+  });
+  if (refusal) throw refusal;
 }
 
 /** Reviews are rows of their request: `qrv_` + the ULID of a fresh `qr_` id. */

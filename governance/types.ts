@@ -2,47 +2,17 @@
 // back. Its own file so that every step of the pipeline can name these without importing the
 // pipeline itself (no import cycle: query.ts -> steps -> types.ts).
 import type { ParamValue, QueryResult } from '../adapters/types.ts';
+import type { QueryActor, QueryOrigin } from '../audit/actors.ts';
 import type { PoolSource } from '../core/deps.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Sql } from '../store/db.ts';
-import type { Role } from '../store/users.ts';
 import type { RequestNotifier } from './notify.ts';
 import type { Delivery, StepAttempt } from './once.ts';
 
-/** An organization's limits on one AI client (governance/ai-clients.ts). */
-export interface AiClientLimits {
-  disabled: boolean;
-  /** null: no limit beyond its person. */
-  databaseIds: string[] | null;
-}
-
-/** Where a query comes from (DESIGN.md pipeline; audited and governed by origin). */
-export type QueryOrigin = 'user' | 'dashboard' | 'workflow' | 'ai';
-
-/** Who a query runs for. */
-export type QueryActor =
-  | {
-      kind: 'user';
-      userId: string;
-      role: Role;
-      /** The AI client acting for the person; `limits` when already read (MCP reads them with the grant). */
-      oauthClient?: { id: string; name: string; limits?: AiClientLimits };
-      /** The API key the request came with: the user's own key, or one acting for them. */
-      viaApiKeyId?: string;
-      /**
-       * With x-act-as-user: the owner of the key acting for this user, audited beside them. Such
-       * an actor never approves, rejects, comments on or bypasses a review.
-       */
-      actingKeyOwnerId?: string;
-      /** A service account (through its key): it never reviews. */
-      serviceAccount?: true;
-      /** A workflow run this person started, whose query step this is (audited beside them). */
-      workflowRun?: { runId: string; workflowId: string };
-    }
-  | { kind: 'api_key'; apiKeyId: string }
-  | { kind: 'workflow_run'; runId: string; workflowId: string };
+// Who asks lives in audit/ (every domain records it); named here too for the pipeline's steps.
+export type { AiClientLimits, QueryActor, QueryOrigin } from '../audit/actors.ts';
 
 /** One query through the pipeline. */
 export interface GovernedQuery {

@@ -4,10 +4,11 @@
 // through the same user_id tables as a person's. Marking a key for x-act-as-user is a super
 // admin's own act, never a key's.
 
+import { actorIsAdmin, type Caller } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import { forbidden, notFound, validationFailed } from '../core/errors.ts';
 import type { QueryActor } from '../governance/types.ts';
-import { type ApiKeyRow, setApiKeyActAs } from '../store/api-keys.ts';
+import { type ApiKeyListing, type ApiKeyRow, listApiKeys, setApiKeyActAs } from '../store/api-keys.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { insertServiceAccount, type UserRow } from '../store/users.ts';
@@ -113,4 +114,10 @@ export async function markApiKeyActAs(
       detail: allowed ? 'the key may act for users' : 'the key may no longer act for users',
     });
   });
+}
+
+/** The organization's API keys, revoked ones included; admins only (SPEC.md 4.1). */
+export async function listOrgApiKeys(sql: Sql, caller: Caller): Promise<ApiKeyListing[]> {
+  if (!actorIsAdmin(caller.actor)) throw forbidden('only an admin may list API keys');
+  return listApiKeys(sql, caller.orgId);
 }

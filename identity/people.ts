@@ -5,8 +5,10 @@
 // Super admins are managed only by a super admin person: an organization API key may have been
 // made by an admin, and through it that admin would otherwise make themselves super admin.
 
+import * as v from 'valibot';
 import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import type { QueryActor } from '../governance/query.ts';
 import { findApiKey, revokeOwnedApiKeys } from '../store/api-keys.ts';
 import type { Sql, Tx } from '../store/db.ts';
@@ -23,6 +25,7 @@ import {
   insertUser,
   lockActiveSuperAdmins,
   markUserDeleted,
+  ROLES,
   type Role,
   setPasswordHash,
   setUserDisabled,
@@ -32,6 +35,39 @@ import {
   usePasswordSetup,
 } from '../store/users.ts';
 import { MIN_PASSWORD_LENGTH } from './manage.ts';
+
+/** The roles a person may have, for the forms and schemas that name them. */
+export { ROLES };
+
+const RoleInput = v.picklist(ROLES, 'must be super_admin, admin or member');
+
+/**
+ * A person to invite, as POST /api/v1/users and the People page's form both send it: checked
+ * here, by invitePerson, so both doors answer the same field errors.
+ */
+export const InviteInput = v.pipe(
+  v.object({
+    email: v.pipe(v.string(), v.trim(), v.email('must be an email address'), v.maxLength(320)),
+    name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200)), ''),
+    role: RoleInput,
+  }),
+  v.description('A person to invite; the response carries their one-time set-password link, once.'),
+  v.examples([{ email: 'ada@example.com', name: 'Ada Lovelace', role: 'member' }]),
+);
+export type InviteBody = v.InferInput<typeof InviteInput>;
+
+/** A change to a person (PATCH /api/v1/users/:id). */
+export const PersonChange = v.pipe(
+  v.object({
+    name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200))),
+    role: v.optional(RoleInput),
+    disabled: v.optional(v.boolean()),
+  }),
+  v.description(
+    'Any of: a new name, a new role, disabled true (ends every session, token and AI grant) or false.',
+  ),
+  v.examples([{ role: 'admin' }, { disabled: true }]),
+);
 
 /** Who manages people: an admin, a super admin, or the organization's API key. */
 export type PeopleActor = Exclude<QueryActor, { kind: 'workflow_run' }>;
@@ -115,8 +151,9 @@ export async function invitePerson(
   baseUrl: string,
   orgId: string,
   actor: PeopleActor,
-  input: { email: string; name: string; role: Role },
+  body: InviteBody,
 ): Promise<{ user: UserRow; link: SetupLink }> {
+  const input = parseInput(InviteInput, body);
   mayManage(actor, [input.role]);
   return sql.begin(async (tx) => {
     if (await findUserByEmail(tx, orgId, input.email))

@@ -1,29 +1,47 @@
 // The group-commit queue against a stand-in pool whose calls complete when the test says so:
 // when batches go, what they hold, and who is told what.
 import { describe, expect, it } from 'vitest';
-import { type Appended, appendGrouped, MAX_BATCH } from './audit-writer.ts';
+import { entryHash } from '../audit/chain.ts';
+import { appendGrouped, MAX_BATCH } from './audit-writer.ts';
 import type { Sql } from './db.ts';
 
 interface Call {
   orgId: string;
   ids: string[];
+  /** Built on the head the pool knew, hashed by the pool. */
+  onHead: boolean;
   finish(): void;
 }
 
-/** A fake root pool: each audit_append call waits for `finish()`; it refuses any batch holding 'bad'. */
-function fakePool() {
+/**
+ * A fake root pool: each append call waits for `finish()`; it refuses any batch holding 'bad'.
+ * Calls through audit_append (or its one-entry statement) answer the rows; calls that build on
+ * a known head (store/audit-head.ts) answer one row per entry, or none when `moved` says the
+ * head moved elsewhere meanwhile.
+ */
+function fakePool(options: { moved?: () => boolean } = {}) {
   const calls: Call[] = [];
-  // A batch of one binds its body; a larger batch binds the array of bodies.
-  const sql = (_strings: TemplateStringsArray, orgId: string, body: string | string[]) =>
-    new Promise<Appended[]>((resolve, reject) => {
-      const ids = [body].flat().map((b) => (JSON.parse(b) as { id: string }).id);
+  const sql = (strings: TemplateStringsArray, ...args: unknown[]) =>
+    new Promise<unknown[]>((resolve, reject) => {
+      const onHead = strings.join('?').includes('update audit_heads h\n      set seq = ');
+      // A batch of one binds its body; a larger batch binds the array of bodies.
+      const orgId = (onHead ? args[3] : args[0]) as string;
+      const bodies = [
+        (onHead ? args.find((x) => Array.isArray(x) && String(x[0]).startsWith('{')) : args[1]) as
+          | string
+          | string[],
+      ].flat();
+      const ids = bodies.map((b) => (JSON.parse(b) as { id: string }).id);
       calls.push({
         orgId,
         ids,
+        onHead,
         finish: () =>
           ids.includes('bad')
             ? reject(new Error('refused'))
-            : resolve(ids.map((id) => ({ id, seq: BigInt(id.slice(1)), hash: `h${id}` }))),
+            : onHead
+              ? resolve(options.moved?.() ? [] : ids.map(() => ({ '?column?': 1 })))
+              : resolve(ids.map((id) => ({ id, seq: BigInt(id.slice(1)), hash: `h${id}` }))),
       });
     });
   return { pool: Object.assign(sql, { begin: () => {} }) as unknown as Sql, calls };
@@ -88,7 +106,49 @@ describe('audit group commit queue', () => {
       ['e1', 'e2', 'bad', 'e4'].map((id) => appendGrouped(pool, 'org_a', entry(id))),
     );
     await finishAll(calls, settled);
-    expect(calls.map((c) => c.ids)).toEqual([['e1'], ['e2', 'bad', 'e4'], ['e2'], ['bad'], ['e4']]);
+    // Refused on the known head, the batch goes to audit_append, which refuses it too.
+    expect(calls.map((c) => [c.onHead, c.ids])).toEqual([
+      [false, ['e1']],
+      [true, ['e2', 'bad', 'e4']],
+      [false, ['e2', 'bad', 'e4']],
+      [false, ['e2']],
+      [false, ['bad']],
+      [false, ['e4']],
+    ]);
     expect((await settled).map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  it('builds the next batch on the head it saw: hashed here, in one statement, with the chain’s formula', async () => {
+    const { pool, calls } = fakePool();
+    const first = appendGrouped(pool, 'org_a', entry('e1'));
+    const all = Promise.all([first, ...['e2', 'e3'].map((id) => appendGrouped(pool, 'org_a', entry(id)))]);
+    await finishAll(calls, all);
+    expect(calls.map((c) => [c.onHead, c.ids])).toEqual([
+      [false, ['e1']],
+      [true, ['e2', 'e3']],
+    ]);
+    const h2 = entryHash('he1', 2n, entry('e2').body);
+    expect((await all).slice(1)).toEqual([
+      { id: 'e2', seq: 2n, hash: h2 },
+      { id: 'e3', seq: 3n, hash: entryHash(h2, 3n, entry('e3').body) },
+    ]);
+  });
+
+  it('when the chain moved elsewhere, writes nothing on the old head and leaves the chain to audit_append for a while', async () => {
+    let moved = true;
+    const { pool, calls } = fakePool({ moved: () => moved });
+    await finishAll(calls, appendGrouped(pool, 'org_b', entry('e1')));
+    const raced = appendGrouped(pool, 'org_b', entry('e2'));
+    await finishAll(calls, raced);
+    // The head the pool knew was gone: the same entry went again, through audit_append.
+    expect(calls.map((c) => [c.onHead, c.ids])).toEqual([
+      [false, ['e1']],
+      [true, ['e2']],
+      [false, ['e2']],
+    ]);
+    expect(await raced).toEqual({ id: 'e2', seq: 2n, hash: 'he2' });
+    moved = false;
+    await finishAll(calls, appendGrouped(pool, 'org_b', entry('e3')));
+    expect(calls[3]).toMatchObject({ onHead: false, ids: ['e3'] });
   });
 });

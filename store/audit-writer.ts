@@ -13,6 +13,7 @@
 // 0.05 ms less PostgreSQL CPU per call, though the bench's paired rounds do not tell it from
 // noise (docs/known-limits.md). A busy lane is not queued on, so an organization whose head is
 // locked elsewhere (an append inside a long transaction) does not hold up another's batches there.
+import { appendAfter, forgetHead, knownHead, noteHead } from './audit-head.ts';
 import { withStall } from './audit-lane.ts';
 import { auditLaneOf, type Sql, type Tx } from './db.ts';
 
@@ -134,7 +135,7 @@ async function commit(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> 
   let rows = await viaLane(pool, orgId, batch);
   if (!rows) {
     try {
-      rows = await appendNow(pool, orgId, batch);
+      rows = await appendOnHead(pool, pool, orgId, batch);
     } catch (err) {
       if (batch.length === 1) await refused(pool, orgId, batch[0]!, err);
       else await oneByOne(pool, orgId, batch);
@@ -144,13 +145,38 @@ async function commit(pool: Sql, orgId: string, batch: Waiter[]): Promise<void> 
   for (const [i, w] of batch.entries()) w.resolve(rows[i]!);
 }
 
+/**
+ * A pool's batch on `sql` (the pool or its audit connection): right after the head the pool last
+ * saw when it knows one (store/audit-head.ts), else, or when the chain moved meanwhile, through
+ * audit_append. Either way the pool learns the head its batch left.
+ */
+async function appendOnHead(pool: Sql, sql: Tx, orgId: string, batch: Waiter[]): Promise<Appended[]> {
+  const head = knownHead(pool, orgId);
+  if (head) {
+    let rows: Appended[] | null = null;
+    try {
+      rows = await appendAfter(sql, orgId, head, batch);
+    } catch {
+      // Refused (or its answer lost): audit_append says why, or finds what was written after all.
+    }
+    if (rows) {
+      noteHead(pool, orgId, rows);
+      return rows;
+    }
+    forgetHead(pool, orgId, true);
+  }
+  const rows = await appendNow(sql, orgId, batch);
+  noteHead(pool, orgId, rows);
+  return rows;
+}
+
 /** The batch appended over the pool's audit connection, or null: not free, or given up there. */
 async function viaLane(pool: Sql, orgId: string, batch: Waiter[]): Promise<Appended[] | null> {
   const lane = auditLaneOf(pool);
   const client = lane?.take();
   if (!lane || !client) return null;
   try {
-    const rows = await withStall(appendNow(client, orgId, batch));
+    const rows = await withStall(appendOnHead(pool, client, orgId, batch));
     lane.done(true);
     return rows;
   } catch {

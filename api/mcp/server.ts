@@ -135,7 +135,7 @@ export async function callTool(ctx: ToolContext, tool: ToolDef, args: unknown): 
         databaseId: knownDatabase(result, databaseId),
         outcome: 'allowed',
       });
-    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    return structuredResult(result);
   } catch (err) {
     if (!(err instanceof AppError)) {
       ctx.deps.logger.error(
@@ -156,6 +156,25 @@ export async function callTool(ctx: ToolContext, tool: ToolDef, args: unknown): 
     }
     return toolError(message);
   }
+}
+
+/** Results whose text is exactly their structuredContent as JSON (api/mcp/tool-call.ts answerBody). */
+const textIsStructured = new WeakSet<CallToolResult>();
+
+export function structuredResult(result: Record<string, unknown>): CallToolResult {
+  const answer = {
+    content: [{ type: 'text' as const, text: JSON.stringify(result) }],
+    structuredContent: result,
+  };
+  textIsStructured.add(answer);
+  return answer;
+}
+
+/** The JSON of a result's structuredContent, when its text is that very JSON; else null. */
+export function structuredText(result: CallToolResult): string | null {
+  if (!textIsStructured.has(result)) return null;
+  const only = result.content[0];
+  return only?.type === 'text' ? only.text : null;
 }
 
 /** The audit names a database only once the tool proved the caller may see it. */

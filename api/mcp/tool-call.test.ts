@@ -1,7 +1,8 @@
 // Which requests api/mcp/tool-call.ts answers itself: plainly a 2025-11-25 tools/call of a known
 // tool, with the headers the SDK transport would accept. Everything else is the SDK's.
 import { describe, expect, it } from 'vitest';
-import { plainToolCall } from './tool-call.ts';
+import { structuredResult } from './server.ts';
+import { answerBody, plainToolCall } from './tool-call.ts';
 
 const HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 const req = (headers: Record<string, string> = HEADERS) =>
@@ -65,5 +66,30 @@ describe('plainToolCall', () => {
       ],
     ];
     for (const [why, body, request] of cases) expect(plainToolCall(request ?? req(), body), why).toBeNull();
+  });
+});
+
+describe('answerBody', () => {
+  const general = async (result: unknown, id: string | number) =>
+    Response.json({ result, jsonrpc: '2.0', id }).text();
+
+  it('writes a structured result from its text: the same bytes as encoding the whole answer', async () => {
+    const rows = {
+      status: 'executed',
+      rows: [['"quoted" \\ back', 'é\u2028\u2029', null, 1.5]],
+      num_rows: 1,
+    };
+    for (const id of [7, 'a"b']) {
+      const res = answerBody(structuredResult(rows), id);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(await res.text()).toBe(await general(structuredResult(rows), id));
+    }
+  });
+
+  it('encodes any other result whole: an error, or one built elsewhere whose text may differ', async () => {
+    const error = { content: [{ type: 'text' as const, text: 'refused' }], isError: true };
+    expect(await answerBody(error, 1).text()).toBe(await general(error, 1));
+    const other = { content: [{ type: 'text' as const, text: 'not the JSON' }], structuredContent: { a: 1 } };
+    expect(JSON.parse(await answerBody(other, 1).text()).result).toEqual(other);
   });
 });

@@ -10,7 +10,7 @@ import type { Deps } from '../../core/deps.ts';
 import { mcpToolCalls } from '../../core/metrics.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { toolContext } from './context.ts';
-import { callTool, toolNamed } from './server.ts';
+import { callTool, structuredText, toolNamed } from './server.ts';
 
 /** A tools/call request of the 2025-11-25 revision, known tool, well-formed. */
 export interface PlainToolCall {
@@ -84,6 +84,19 @@ export async function answerToolCall(
     );
     return Response.json({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
   }
-  // The key order of the SDK's own answer, so the two are the same bytes.
-  return Response.json({ result, jsonrpc: '2.0', id: call.id });
+  return answerBody(result, call.id);
+}
+
+/**
+ * The JSON-RPC response, with the key order of the SDK's own answer so the two are the same
+ * bytes. A result whose text is its structuredContent as JSON (api/mcp/server.ts callTool) is
+ * written from that text: the rows are encoded once, not again for structuredContent.
+ */
+export function answerBody(result: CallToolResult, id: string | number): Response {
+  const text = structuredText(result);
+  if (text === null) return Response.json({ result, jsonrpc: '2.0', id });
+  return new Response(
+    `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`,
+    { headers: { 'content-type': 'application/json' } },
+  );
 }

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Deps } from '../../core/deps.ts';
-import { accessBarrier } from '../../store/access-cache.ts';
+import { settleAccess } from '../../governance/access.ts';
 import type { AppEnv } from '../env.ts';
 
 /**
@@ -14,7 +14,7 @@ export function accessSettled(deps: Pick<Deps, 'sql' | 'logger'>): MiddlewareHan
     await next();
     if (!mayChangeAccess(c.req.method, c.req.path, c.res.status)) return;
     try {
-      await accessBarrier(deps.sql);
+      await settleAccess(deps.sql);
     } catch (err) {
       // The change is committed either way; each process still drops its cache when the change's
       // own notification reaches it. Say so rather than turn the answer into an error.

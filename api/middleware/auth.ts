@@ -14,7 +14,7 @@ import { forbidden, unauthorized } from '../errors.ts';
 
 export const SESSION_COOKIE = 'cs_session';
 
-/** Under https the session cookie is `__Host-` prefixed (see setSessionCookie in routes/session.tsx). */
+/** Under https the session cookie is `__Host-` prefixed (see setSessionCookie in api/web/sign-in/session.tsx). */
 export function sessionCookieName(baseUrl: string): string {
   return baseUrl.startsWith('https://') ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE;
 }

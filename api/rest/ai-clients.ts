@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
-import { setAiClientControl } from '../../governance/ai-clients.ts';
-import { listOrgAiClients } from '../../store/ai-clients.ts';
+import { listAiClients, setAiClientControl } from '../../governance/ai-clients.ts';
+import type { OrgAiClient } from '../../store/ai-clients.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
@@ -27,7 +28,7 @@ export function aiClientRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
   app.get('/', doc('AI clients', 'List the AI clients people connected, with their limits'), async (c) =>
-    c.json({ data: (await listOrgAiClients(deps.sql, c.get('principal').orgId)).map(present) }),
+    c.json({ data: (await listAiClients(deps.sql, restCaller(c))).map(present) }),
   );
   app.put(
     '/:clientId',
@@ -45,7 +46,7 @@ export function aiClientRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
   return app;
 }
 
-function present(x: Awaited<ReturnType<typeof listOrgAiClients>>[number]) {
+function present(x: OrgAiClient) {
   return {
     client_id: x.client_id,
     client_name: x.client_name,

@@ -1,9 +1,10 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
-import { issueApiKey, markApiKeyActAs } from '../../identity/api-keys.ts';
+import { issueApiKey, listOrgApiKeys, markApiKeyActAs } from '../../identity/api-keys.ts';
 import { revokeOrgApiKey } from '../../identity/manage.ts';
-import { type ApiKeyListing, listApiKeys } from '../../store/api-keys.ts';
+import type { ApiKeyListing } from '../../store/api-keys.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
@@ -60,7 +61,7 @@ export function apiKeyRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     },
   );
   app.get('/', doc('API keys', 'List API keys', { auth: ['apiKey', 'bearer', 'session'] }), async (c) =>
-    c.json({ data: (await listApiKeys(deps.sql, c.get('principal').orgId)).map(present) }),
+    c.json({ data: (await listOrgApiKeys(deps.sql, restCaller(c))).map(present) }),
   );
   app.patch(
     '/:id',

@@ -1,16 +1,10 @@
 import { type Context, Hono } from 'hono';
 import * as v from 'valibot';
+import type { Caller } from '../../audit/actors.ts';
 import { verifyAuditChain } from '../../audit/events.ts';
-import {
-  CSV_COLUMNS,
-  csvLine,
-  csvRow,
-  exportEntries,
-  presentEntry,
-  searchEntries,
-} from '../../audit/export.ts';
+import { CSV_COLUMNS, csvLine, csvRow, presentEntry } from '../../audit/export.ts';
 import type { Deps } from '../../core/deps.ts';
-import type { QueryActor } from '../../governance/types.ts';
+import { exportAuditLog, searchAuditLog } from '../../governance/audit-access.ts';
 import type { AuditFilter } from '../../store/audit.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
@@ -67,9 +61,9 @@ function filterOf(q: v.InferOutput<typeof Filter>): AuditFilter {
 }
 
 /** Who reads the log: errors of failed queries are shown as this person may read them. */
-function readerOf(c: Context<AppEnv>): QueryActor {
+function readerOf(c: Context<AppEnv>): Caller {
   const p = c.get('principal');
-  return { kind: 'user', userId: p.userId, role: p.role };
+  return { orgId: p.orgId, actor: { kind: 'user', userId: p.userId, role: p.role }, origin: 'user' };
 }
 
 /** The audit log of the caller's organization: search, export, chain verification. Admins only. */
@@ -84,7 +78,7 @@ export function auditRoutes(deps: Deps): Hono<AppEnv> {
     }),
     async (c) => {
       const q = parseWith(Search, c.req.query());
-      const page = await searchEntries(deps.sql, c.get('principal').orgId, readerOf(c), filterOf(q), {
+      const page = await searchAuditLog(deps.sql, readerOf(c), filterOf(q), {
         cursor: q.cursor,
         limit: q.limit,
       });
@@ -97,7 +91,7 @@ export function auditRoutes(deps: Deps): Hono<AppEnv> {
     doc('Audit log', 'Export the audit log as NDJSON or CSV', { auth: ['apiKey', 'bearer', 'session'] }),
     (c) => {
       const q = parseWith(Export, c.req.query());
-      const rows = exportEntries(deps.sql, c.get('principal').orgId, readerOf(c), filterOf(q));
+      const rows = exportAuditLog(deps.sql, readerOf(c), filterOf(q));
       const encoder = new TextEncoder();
       const csv = q.format === 'csv';
       const body = new ReadableStream<Uint8Array>({

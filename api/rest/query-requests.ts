@@ -10,6 +10,7 @@ import {
   getRequest,
   listQueryRequests,
   type RequestView,
+  reviewInbox,
   reviewRequest,
   runRequest,
 } from '../../governance/requests.ts';
@@ -143,6 +144,19 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
       });
     },
   );
+  // Before '/:id': request ids never read "inbox" (qr_ prefix).
+  app.get(
+    '/inbox',
+    doc('Query requests', "Your review inbox: others' pending requests you may review, your own open ones", {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const inbox = await reviewInbox(gov, { orgId: c.get('principal').orgId, ...(await caller(c)) });
+      const present = (request: RequestView['request']) =>
+        presentRequest({ request, reviews: inbox.reviews[request.id] ?? [], validApprovals: [] }, false);
+      return c.json({ waiting: inbox.waiting.map(present), mine: inbox.mine.map(present) });
+    },
+  );
   app.get(
     '/:id',
     doc('Query requests', 'Get a query request', { auth: ['apiKey', 'bearer', 'session'] }),
@@ -239,7 +253,7 @@ function presentResult(r: QueryResult) {
 }
 
 /** A query request as the API shows it; listings leave out reviews and approval counts. */
-export function presentRequest({ request: r, reviews, validApprovals }: RequestView, full = true) {
+export function presentRequest({ request: r, reviews, validApprovals, preview }: RequestView, full = true) {
   return {
     id: r.id,
     database_id: r.database_id,
@@ -266,6 +280,7 @@ export function presentRequest({ request: r, reviews, validApprovals }: RequestV
     ...(full
       ? {
           approvals: { valid: validApprovals, count: validApprovals.length },
+          ...(preview !== undefined ? { preview } : {}),
           reviews: reviews.map((x) => ({
             id: x.id,
             user_id: x.user_id,

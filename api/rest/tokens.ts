@@ -1,22 +1,18 @@
 import { Hono } from 'hono';
-import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
-import { createPersonalToken, revokeUserToken } from '../../identity/manage.ts';
+import { issueMyToken, myTokens, TokenInput } from '../../identity/account.ts';
+import { revokeUserToken } from '../../identity/manage.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
-import { listPersonalTokens, type PersonalTokenRow } from '../../store/personal-tokens.ts';
+import type { PersonalTokenRow } from '../../store/personal-tokens.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { forbidden, notFound } from '../errors.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
-const CreateToken = v.object({
-  name: v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200)),
-  expires_in_days: v.optional(
-    v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3650))),
-    null,
-  ),
-});
+// The domain's schema (identity/account.ts): the settings page's form answers the same errors.
+const CreateToken = TokenInput;
 
 /** A user's personal access tokens: they act as that user (SPEC.md 5.2). */
 export function tokenRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
@@ -31,15 +27,8 @@ export function tokenRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     }),
     async (c) => {
       const body = await jsonBody(c, CreateToken);
-      const user = asUser(c.get('principal'));
-      const expiresAt = body.expires_in_days
-        ? new Date(Date.now() + body.expires_in_days * 86_400_000)
-        : null;
-      const { token, secret } = await createPersonalToken(deps.sql, {
-        userId: user.userId,
-        name: body.name,
-        expiresAt,
-      });
+      asUser(c.get('principal'));
+      const { token, secret } = await issueMyToken(deps.sql, restCaller(c), body);
       c.header('cache-control', 'no-store');
       return c.json({ ...present(token), token: secret }, 201);
     },
@@ -48,8 +37,8 @@ export function tokenRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     '/',
     doc('Identity', 'List your personal access tokens', { auth: ['bearer', 'session'] }),
     async (c) => {
-      const user = asUser(c.get('principal'));
-      return c.json({ data: (await listPersonalTokens(deps.sql, user.userId)).map(present) });
+      asUser(c.get('principal'));
+      return c.json({ data: (await myTokens(deps.sql, restCaller(c))).map(present) });
     },
   );
   app.delete(

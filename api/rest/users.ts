@@ -1,41 +1,26 @@
 import { type Context, Hono } from 'hono';
-import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
+import { findPerson, listPeople } from '../../identity/directory.ts';
 import {
   deletePerson,
+  InviteInput,
   invitePerson,
   type PeopleActor,
+  PersonChange,
   passwordLink,
   updatePerson,
 } from '../../identity/people.ts';
-import { findUserById, listUsers, ROLES, type UserRow } from '../../store/users.ts';
+import type { UserRow } from '../../store/users.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
-const Role = v.picklist(ROLES, 'must be super_admin, admin or member');
-const Invite = v.pipe(
-  v.object({
-    email: v.pipe(v.string(), v.trim(), v.email('must be an email address'), v.maxLength(320)),
-    name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200)), ''),
-    role: Role,
-  }),
-  v.description('A person to invite; the response carries their one-time set-password link, once.'),
-  v.examples([{ email: 'ada@example.com', name: 'Ada Lovelace', role: 'member' }]),
-);
-const Update = v.pipe(
-  v.object({
-    name: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(200))),
-    role: v.optional(Role),
-    disabled: v.optional(v.boolean()),
-  }),
-  v.description(
-    'Any of: a new name, a new role, disabled true (ends every session, token and AI grant) or false.',
-  ),
-  v.examples([{ role: 'admin' }, { disabled: true }]),
-);
+// The schemas are the domain's (identity/people.ts): the People page's form answers the same errors.
+const Invite = InviteInput;
+const Update = PersonChange;
 
 /**
  * People of the organization, under /api/v1/users. Admins invite (the one-time
@@ -48,7 +33,7 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
   const actor = (c: Context<AppEnv>) => c.get('actor') as PeopleActor;
 
   app.get('/', doc('People', 'List the people of the organization'), async (c) =>
-    c.json({ data: (await listUsers(deps.sql, c.get('principal').orgId)).map(presentUser) }),
+    c.json({ data: (await listPeople(deps.sql, restCaller(c))).map(presentUser) }),
   );
   app.post(
     '/',
@@ -65,9 +50,8 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
     },
   );
   app.get('/:id', doc('People', 'Get a person'), async (c) => {
-    const user = await findUserById(deps.sql, c.req.param('id'));
-    if (!user || user.org_id !== c.get('principal').orgId || user.deleted_at)
-      throw notFound('no such person');
+    const user = await findPerson(deps.sql, restCaller(c), c.req.param('id'));
+    if (!user) throw notFound('no such person');
     return c.json(presentUser(user));
   });
   app.patch(

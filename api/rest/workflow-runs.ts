@@ -1,7 +1,15 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
 import { presentRun, presentRunSummary } from '../../automation/present.ts';
-import { cancelRun, decideApproval, getRun, listRuns, retryRun, startRun } from '../../automation/runs.ts';
+import {
+  cancelRun,
+  decideApproval,
+  getRun,
+  listRuns,
+  rerunRun,
+  retryRun,
+  startRun,
+} from '../../automation/runs.ts';
 import type { Deps } from '../../core/deps.ts';
 import { badRequest, validationFailed } from '../../core/errors.ts';
 import type { AppEnv } from '../env.ts';
@@ -113,6 +121,31 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
     },
   );
   app.post(
+    '/:id/runs/:runId/rerun',
+    doc(
+      'Workflows',
+      "Re-run: a new run with the body's inputs, or the original run's when the body is empty",
+      {
+        auth: ['apiKey', 'bearer', 'session'],
+        status: 201,
+      },
+    ),
+    async (c) => {
+      const text = await c.req.text();
+      const body: unknown = text.trim() === '' ? null : parseJsonObject(text);
+      const runId = c.req.param('runId');
+      const newRun = await rerunRun(
+        deps,
+        c.get('principal'),
+        c.get('actor'),
+        c.req.param('id'),
+        runId,
+        body === null ? null : { values: body as Record<string, unknown>, fromText: false },
+      );
+      return c.json({ run_id: newRun, rerun_of: runId }, 201);
+    },
+  );
+  app.post(
     '/:id/runs/:runId/approvals',
     doc('Workflows', 'Approve or reject an approval step', {
       auth: ['apiKey', 'bearer', 'session'],
@@ -126,4 +159,16 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
     },
   );
   return app;
+}
+
+function parseJsonObject(text: string): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badRequest('the request body is not valid JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('the request body must be a JSON object of input values');
+  return body as Record<string, unknown>;
 }

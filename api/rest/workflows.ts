@@ -1,10 +1,17 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
-import { archiveWorkflow, createWorkflow, getWorkflow, patchWorkflow } from '../../automation/definitions.ts';
+import { approvalsWaitingFor } from '../../automation/approvals.ts';
+import {
+  archiveWorkflow,
+  createWorkflow,
+  getWorkflow,
+  listWorkflowDefinitions,
+  patchWorkflow,
+} from '../../automation/definitions.ts';
 import { presentWorkflow } from '../../automation/present.ts';
 import { CreateWorkflow, PatchWorkflow } from '../../automation/schema.ts';
 import type { Deps } from '../../core/deps.ts';
-import { listWorkflows } from '../../store/workflows.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
@@ -35,7 +42,7 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     }),
     async (c) => {
       const q = parseWith(ListWorkflows, c.req.query());
-      const rows = await listWorkflows(deps.sql, c.get('principal').orgId, {
+      const rows = await listWorkflowDefinitions(deps, restCaller(c), {
         group: q.group,
         includeArchived: q.include_archived === 'true',
         after: q.after,
@@ -79,6 +86,25 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     }),
     admin,
     (c) => validateDefinition(deps, c, c.req.param('id')),
+  );
+  // Before '/:id': workflow ids never read "approvals" (wf_ prefix).
+  app.get(
+    '/approvals',
+    doc('Workflows', 'Runs waiting on an approval step you may decide (your inbox)', {
+      auth: ['apiKey', 'bearer', 'session'],
+    }),
+    async (c) => {
+      const waiting = await approvalsWaitingFor(deps, c.get('principal'));
+      return c.json({
+        data: waiting.map((w) => ({
+          run_id: w.runId,
+          workflow_id: w.workflowId,
+          workflow_name: w.workflowName,
+          step: w.step,
+          started_at: w.startedAt.toISOString(),
+        })),
+      });
+    },
   );
   app.get('/:id', doc('Workflows', 'Get a workflow', { auth: ['apiKey', 'bearer', 'session'] }), async (c) =>
     c.json(presentWorkflow(await getWorkflow(deps, c.get('principal').orgId, c.req.param('id')))),

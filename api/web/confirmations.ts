@@ -1,19 +1,21 @@
 // What each destructive form of the pages does, said before it is done (kit/confirm.tsx). Every
 // lookup is scoped to the signed-in person's organization and, for databases, to what they see.
+
+import { findWorkflowDefinition } from '../../automation/definitions.ts';
 import type { Deps } from '../../core/deps.ts';
 import { peopleCovered, peopleLosingPolicy } from '../../governance/protection/coverage.ts';
 import { listPolicies, type PolicyView } from '../../governance/protection/policies.ts';
+import { myTokens } from '../../identity/account.ts';
+import { listOrgApiKeys } from '../../identity/api-keys.ts';
+import { findPerson, listPeople } from '../../identity/directory.ts';
 import { listConnectedClients } from '../../identity/oauth-grants.ts';
+import { ROLES } from '../../identity/people.ts';
 import { listAgents } from '../../registry/agents.ts';
-import { getDatabase } from '../../registry/databases.ts';
-import { listApiKeys } from '../../store/api-keys.ts';
-import { listDatabases as listDatabaseRows } from '../../store/databases.ts';
-import { listCredentialGrants, listGrants } from '../../store/grants.ts';
-import { listPersonalTokens } from '../../store/personal-tokens.ts';
-import { findUserById, listUsers, ROLES, type Role, type UserRow } from '../../store/users.ts';
-import { findWorkflow } from '../../store/workflows.ts';
+import { getDatabase, listDatabases } from '../../registry/databases.ts';
+import { listCredentialAccess, listDatabaseGrants } from '../../registry/grants.ts';
+import type { Role, UserRow } from '../../store/users.ts';
 import type { ConfirmRule } from './kit/confirm.tsx';
-import { pageActor } from './kit/page-context.tsx';
+import { pageActor, pageCaller } from './kit/page-context.tsx';
 
 const ADMINS: readonly Role[] = ['admin', 'super_admin'];
 const names = (people: UserRow[]) => people.map((p) => p.email).join(', ');
@@ -34,7 +36,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
     if (!(await database(c, dbId))) return null;
     const policies = await listPolicies(deps.sql, orgOf(c), dbId);
     const view = policies.find((p) => p.policy.id === pid);
-    return view ? { policies, view, people: await listUsers(deps.sql, orgOf(c)) } : null;
+    return view ? { policies, view, people: await listPeople(deps.sql, pageCaller(c)) } : null;
   };
   const unprotected = (who: UserRow[], columns: string[]) =>
     who.length === 0
@@ -136,12 +138,14 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
         const found = await database(c, p.id!);
         const cred = found?.credentials.find((x) => x.id === p.cid);
         const grant = cred
-          ? (await listCredentialGrants(deps.sql, cred.id)).find((g) => g.id === p.gid)
+          ? (await listCredentialAccess(deps.sql, orgOf(c), pageActor(c), p.id!, cred.id)).grants.find(
+              (g) => g.id === p.gid,
+            )
           : null;
         if (!found || !cred || !grant) return null;
         const who = grant.role
           ? `everyone with role ${grant.role}`
-          : ((await findUserById(deps.sql, grant.user_id ?? ''))?.email ?? 'this person');
+          : ((await findPerson(deps.sql, pageCaller(c), grant.user_id ?? ''))?.email ?? 'this person');
         return {
           title: `Stop ${who} from using ${cred.username}?`,
           consequences: [
@@ -160,7 +164,9 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       async describe(c, p) {
         const found = await database(c, p.id!);
         const grant = found
-          ? (await listGrants(deps.sql, found.db.id)).find((g) => g.user_id === p.userId)
+          ? (await listDatabaseGrants(deps.sql, orgOf(c), pageActor(c), found.db.id)).find(
+              (g) => g.user_id === p.userId,
+            )
           : null;
         if (!found || !grant) return null;
         return {
@@ -178,8 +184,8 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       path: '/people/:id/delete',
       roles: ADMINS,
       async describe(c, p) {
-        const user = await findUserById(deps.sql, p.id!);
-        if (!user || user.org_id !== orgOf(c)) return null;
+        const user = await findPerson(deps.sql, pageCaller(c), p.id!);
+        if (!user) return null;
         return {
           title: `Delete ${user.email}?`,
           consequences: [
@@ -195,8 +201,8 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       path: '/people/:id/disable',
       roles: ADMINS,
       async describe(c, p) {
-        const user = await findUserById(deps.sql, p.id!);
-        if (!user || user.org_id !== orgOf(c)) return null;
+        const user = await findPerson(deps.sql, pageCaller(c), p.id!);
+        if (!user) return null;
         return {
           title: `Disable ${user.email}?`,
           consequences: [
@@ -211,7 +217,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       path: '/organization/api-keys/:id/revoke',
       roles: ADMINS,
       async describe(c, p) {
-        const key = (await listApiKeys(deps.sql, orgOf(c))).find((k) => k.id === p.id);
+        const key = (await listOrgApiKeys(deps.sql, pageCaller(c))).find((k) => k.id === p.id);
         if (!key) return null;
         return {
           title: `Revoke the API key ${key.name}?`,
@@ -230,9 +236,9 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       async describe(c, p) {
         const agent = (await listAgents(deps, orgOf(c))).find((a) => a.id === p.id);
         if (!agent) return null;
-        const behind = (await listDatabaseRows(deps.sql, orgOf(c), { limit: 1000 })).filter(
-          (d) => d.agent_id === p.id,
-        );
+        const behind = (await listDatabases(deps.sql, orgOf(c), pageActor(c), { limit: 1000 })).items
+          .map((i) => i.db)
+          .filter((d) => d.agent_id === p.id);
         return {
           title: `Revoke the agent ${agent.name}?`,
           consequences: [
@@ -264,9 +270,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
     {
       path: '/settings/tokens/:id/revoke',
       async describe(c, p) {
-        const token = (await listPersonalTokens(deps.sql, c.get('principal').userId)).find(
-          (t) => t.id === p.id,
-        );
+        const token = (await myTokens(deps.sql, pageCaller(c))).find((t) => t.id === p.id);
         if (!token) return null;
         return {
           title: `Revoke your token ${token.name}?`,
@@ -297,7 +301,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       path: '/workflows/:id/archive',
       roles: ADMINS,
       async describe(c, p) {
-        const wf = await findWorkflow(deps.sql, orgOf(c), p.id!);
+        const wf = await findWorkflowDefinition(deps, pageCaller(c), p.id!);
         if (!wf) return null;
         return {
           title: `Archive the workflow ${wf.name}?`,

@@ -171,7 +171,7 @@ export async function describeProtection(
 }
 
 const REFUSED_NOTES = [
-  'only single SELECT statements (with UNION, WITH, subqueries) run; writes, COPY, DO, CALL, PREPARE/EXECUTE, cursors and EXPLAIN are refused',
+  'SELECT runs masked; INSERT, UPDATE, DELETE, MERGE, REPLACE and table DDL run only when no clause reads a protected column (assigning a literal or parameter to one is allowed); COPY, DO, CALL, PREPARE/EXECUTE, cursors and EXPLAIN are refused',
   'whole-row references (row_to_json(t), to_jsonb(t), t.*) inside expressions and system catalogs are refused',
   'built-in functions run on the masked values; user-defined functions, dynamic SQL, file access, sleeping, settings and catalog functions are refused',
   'a masked column reads as the mask everywhere, including WHERE, JOIN, GROUP BY and ORDER BY',

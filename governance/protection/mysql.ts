@@ -16,6 +16,7 @@ import {
   stringLiteral,
 } from './mysql-refuse.ts';
 import { itemName, normalize } from './mysql-text.ts';
+import { checkMysqlWrite } from './mysql-write.ts';
 import { ProtectionRefusedError, type RuleBook, UnknownColumnError, UnknownObjectError } from './rules.ts';
 import { baseEntry, type Entry, type Level, Scope } from './scope.ts';
 
@@ -27,9 +28,9 @@ export function rewriteMysql(
   flavor: 'MySQL' | 'MariaDB' = 'MariaDB',
 ): string {
   const keyword = leadingKeyword(sql);
-  if (keyword !== 'SELECT' && keyword !== 'WITH') {
+  if (!READ_OR_WRITE.has(keyword)) {
     throw new ProtectionRefusedError(
-      `only SELECT statements run under a data-protection policy; ${keyword || 'this statement'} is refused`,
+      `${keyword || 'this statement'} is refused under a data-protection policy; SELECT, INSERT, REPLACE, UPDATE, DELETE and table DDL run when they read no protected column`,
     );
   }
   const normal = normalize(sql);
@@ -38,15 +39,18 @@ export function rewriteMysql(
   if (stmts.length !== 1 || !isObj(stmts[0]))
     throw new ProtectionRefusedError('exactly one statement may run under a data-protection policy');
   const stmt = stmts[0];
-  if (stmt.type !== 'select')
-    throw new ProtectionRefusedError(
-      `only SELECT statements run under a data-protection policy; ${String(stmt.type).toUpperCase()} is refused`,
-    );
   checkIdentifiers(stmt);
   restoreMarks(stmt, normal);
-  const rewriter = new MysqlRewriter(schema, rules, itemTexts(stmt, sql), grammar);
+  const texts = itemTexts(stmt, sql);
+  let rewriter = new MysqlRewriter(schema, rules, texts, grammar);
   try {
-    rewriter.select(stmt, new Scope([], true), [], true);
+    // Writes are checked, not rewritten: nothing protected may be read (mysql-write.ts).
+    if (stmt.type !== 'select')
+      checkMysqlWrite(stmt, rules, (reads) => {
+        rewriter = new MysqlRewriter(schema, reads, texts, grammar);
+        return rewriter;
+      });
+    else rewriter.select(stmt, new Scope([], true), [], true);
   } catch (err) {
     // The server names the clause an unknown column is in.
     if (err instanceof UnknownColumnError) throw new UnknownColumnError(err.parts, true, rewriter.clause);
@@ -55,14 +59,29 @@ export function rewriteMysql(
   return sqlParser().sqlify(stmt as never, { database: grammar });
 }
 
-type Ctes = ReadonlyArray<Map<string, string[] | null>>;
+/** First keywords of statements the analysis reads (mysql-write.ts for the writes). */
+const READ_OR_WRITE = new Set([
+  'SELECT',
+  'WITH',
+  'INSERT',
+  'REPLACE',
+  'UPDATE',
+  'DELETE',
+  'CREATE',
+  'ALTER',
+  'DROP',
+  'TRUNCATE',
+  'RENAME',
+]);
 
-class MysqlRewriter {
+export type Ctes = ReadonlyArray<Map<string, string[] | null>>;
+
+export class MysqlRewriter {
   /** The clause being rewritten, as the server names it in an unknown-column error. */
   clause = 'field list';
 
   constructor(
-    private readonly schema: DbSchema,
+    readonly schema: DbSchema,
     private readonly rules: RuleBook,
     private readonly texts: WeakMap<object, string>,
     private readonly grammar: 'MySQL' | 'MariaDB',
@@ -101,7 +120,7 @@ class MysqlRewriter {
     return outputs.every((o) => o !== null) ? (outputs as string[]) : null;
   }
 
-  private with(items: unknown[], outer: Scope, ctes: Ctes): Map<string, string[] | null> {
+  with(items: unknown[], outer: Scope, ctes: Ctes): Map<string, string[] | null> {
     const mine = new Map<string, string[] | null>();
     const visible = [...ctes, mine];
     for (const item of items) {
@@ -117,7 +136,7 @@ class MysqlRewriter {
     return mine;
   }
 
-  private fromItem(item: unknown, level: Level, outer: Scope, ctes: Ctes): void {
+  fromItem(item: unknown, level: Level, outer: Scope, ctes: Ctes): void {
     if (!isObj(item)) throw new ProtectionRefusedError('this FROM item is not supported');
     if (item.type === 'dual') return;
     const alias = nameOf(item.as);

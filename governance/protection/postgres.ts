@@ -11,7 +11,8 @@ import { as, type Fields, figureName, isObj, kindOf, list, names, sval } from '.
 import { type Ctes, type FromTree, fromItem, type Rewrite, withClause } from './pg-from.ts';
 import { expandEntry, expandTree, protect } from './pg-mask.ts';
 import { parsePg } from './pg-parse.ts';
-import { checkFunction, checkOperator, mustSelect, SELECT_KEYS, STATEMENT_NAMES } from './pg-refuse.ts';
+import { checkFunction, checkOperator, mustSelect, SELECT_KEYS } from './pg-refuse.ts';
+import { checkPostgresWrite } from './pg-write.ts';
 import { ProtectionRefusedError, type RuleBook, UnknownObjectError } from './rules.ts';
 import { type Level, Scope } from './scope.ts';
 
@@ -24,14 +25,10 @@ export async function rewritePostgres(sql: string, schema: DbSchema, rules: Rule
     throw new ProtectionRefusedError('exactly one statement may run under a data-protection policy');
   const stmt = stmts[0]!.stmt;
   const select = as(stmt, 'SelectStmt');
-  if (!select) {
-    const kind = kindOf(stmt) ?? 'unknown';
-    const name = STATEMENT_NAMES[kind] ?? kind.replace(/Stmt$/, '');
-    throw new ProtectionRefusedError(
-      `only SELECT statements run under a data-protection policy; ${name} is refused`,
-    );
-  }
-  new PgRewriter(schema, rules).select(select, new Scope([], false), [], true);
+  if (select?.intoClause || !select) {
+    // Writes are checked, not rewritten: nothing protected may be read (pg-write.ts).
+    checkPostgresWrite(stmt, rules, (reads) => new PgRewriter(schema, reads));
+  } else new PgRewriter(schema, rules).select(select, new Scope([], false), [], true);
   const printed = deparsePostgres(tree);
   // The printer writes a few names bare (CTE and window names), where a crafted name could
   // turn into SQL of its own: the server must read exactly the tree that was checked.
@@ -84,7 +81,7 @@ function canonical(tree: unknown): string {
   });
 }
 
-class PgRewriter implements Rewrite {
+export class PgRewriter implements Rewrite {
   constructor(
     readonly schema: DbSchema,
     readonly rules: RuleBook,

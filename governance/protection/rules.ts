@@ -29,7 +29,7 @@ export class RuleBook {
     readonly salt: string,
     rules: RuleRow[],
     /** MySQL compares column and table names case-insensitively. */
-    private readonly foldCase = false,
+    readonly foldCase = false,
   ) {
     for (const r of rules) {
       this.byKey.set(this.key(r.schema_name, r.table_name, r.column_name), {
@@ -68,6 +68,37 @@ export class RuleBook {
 }
 
 export const SHOWN = SHOW;
+
+/**
+ * The policy as a write reads it: nothing is masked, because a masked value written back
+ * would corrupt the data, so a write that reads a column the policy does not show is refused,
+ * naming the column and the clause that reads it (README "Writes under a policy"). Assigning
+ * to a protected column is not a read and never reaches this.
+ */
+export class WriteReads extends RuleBook {
+  /** The clause being analyzed, as the refusal names it (`the WHERE clause`). */
+  clause = 'the statement';
+
+  constructor(
+    private readonly inner: RuleBook,
+    /** The statement's name in refusals (`UPDATE`). */
+    readonly statement: string,
+  ) {
+    super(inner.policyId, inner.salt, [], inner.foldCase);
+  }
+
+  override treatment(schema: string, table: string, column: string): ColumnTreatment {
+    const t = this.inner.treatment(schema, table, column);
+    if (t.action !== 'show') throw this.refusal(table, column);
+    return t;
+  }
+
+  refusal(table: string, column: string): ProtectionRefusedError {
+    return new ProtectionRefusedError(
+      `${this.statement} reads the protected column ${table}.${column} in ${this.clause}; a write may assign a literal or a parameter to a protected column, never read one`,
+    );
+  }
+}
 
 /**
  * The query was refused because a data-protection policy applies and the statement uses a

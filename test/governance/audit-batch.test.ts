@@ -5,7 +5,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../audit/events.ts';
-import { appendNow, isPool } from '../../store/audit-writer.ts';
+import { appendGrouped, appendNow, isPool } from '../../store/audit-writer.ts';
 import { auditLaneOf, openStore, type Sql } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';
 import { migrate } from '../../store/migrate.ts';
@@ -16,22 +16,35 @@ let store: TestStore;
 // Two pools on one store, as two service processes would have.
 let a: Sql;
 let b: Sql;
-/** Sizes of the audit batches each pool sent, in order. */
-const batches = new Map<Sql, number[]>();
+/** The audit batches each pool sent, in order: how, and the ids of their entries. */
+interface Sent {
+  /** audit_append (or its one-entry statement), or built on the head the pool knew. */
+  via: 'append' | 'head';
+  ids: string[];
+}
+const batches = new Map<Sql, Sent[]>();
+const sizes = (sql: Sql) => batches.get(sql)!.map((b) => b.ids.length);
+const isBodies = (x: unknown) => Array.isArray(x) && String(x[0]).startsWith('{');
+const idsOf = (bodies: unknown) =>
+  [bodies as string | string[]].flat().map((b) => JSON.parse(b).id as string);
 
 function pool(url: string): Sql {
-  const sizes: number[] = [];
+  const sent: Sent[] = [];
   const sql = postgres(url, {
     max: 4,
     onnotice: () => {},
     types: { bigint: postgres.BigInt },
     debug: (_conn, query, params) => {
-      // A batch of several calls audit_append; a batch of one is a single statement of its own.
-      if (query.includes('from audit_append(')) sizes.push((params[1] as unknown[]).length);
-      else if (query.includes('from head, jsonb_populate_record(')) sizes.push(1);
+      // A batch of several calls audit_append; a batch of one is a single statement of its own;
+      // a batch on a known head (store/audit-head.ts) binds its bodies as one of its arrays.
+      if (query.includes('from audit_append(')) sent.push({ via: 'append', ids: idsOf(params[1]) });
+      else if (query.includes('from head, jsonb_populate_record('))
+        sent.push({ via: 'append', ids: idsOf(params[1]) });
+      else if (query.includes('as b(body, seq, prev, hash)'))
+        sent.push({ via: 'head', ids: idsOf(params.find(isBodies)) });
     },
   }) as unknown as Sql;
-  batches.set(sql, sizes);
+  batches.set(sql, sent);
   return sql;
 }
 
@@ -113,11 +126,16 @@ describe('audit group commit', () => {
     expect(await seqs(org)).toEqual(oneTo(300));
     expect(await verifyAuditChain(a, org)).toEqual({ orgId: org, entries: 300, ok: true, broken: null });
     // Pool a's first entry went alone at once; the ones that arrived while it was in flight
-    // went together.
-    const sizes = batches.get(a)!;
-    expect(sizes[0]).toBe(1);
-    expect(sizes.reduce((x, y) => x + y, 0)).toBe(150);
-    expect(Math.max(...sizes)).toBeGreaterThan(1);
+    // went together. A batch built on a head that pool b had moved meanwhile wrote nothing and
+    // went again, through audit_append, right after: every other batch wrote each entry once.
+    const sent = batches.get(a)!;
+    expect(sent[0]).toMatchObject({ via: 'append', ids: [expect.any(String)] });
+    const retried = (x: Sent, i: number) =>
+      x.via === 'head' && sent[i + 1]?.via === 'append' && sent[i + 1]!.ids.join() === x.ids.join();
+    const written = sent.filter((x, i) => !retried(x, i)).flatMap((x) => x.ids);
+    expect(written).toHaveLength(150);
+    expect(new Set(written).size).toBe(150);
+    expect(Math.max(...sent.map((x) => x.ids.length))).toBeGreaterThan(1);
   });
 
   it('two organizations appending at once keep separate chains', async () => {
@@ -148,7 +166,7 @@ describe('audit group commit', () => {
       ),
     );
     // Entry 0 went alone; 1..19 arrived during it and went as one batch, which was refused whole.
-    expect(batches.get(a)!.slice(0, 2)).toEqual([1, 19]);
+    expect(sizes(a).slice(0, 2)).toEqual([1, 19]);
     expect(settled.map((s) => s.status)).toEqual(
       Array.from({ length: 20 }, (_, i) => (i === 10 ? 'rejected' : 'fulfilled')),
     );
@@ -199,6 +217,44 @@ describe('audit group commit', () => {
     expect([committed.seq, after.seq]).toEqual([2n, 3n]);
     expect(await seqs(org)).toEqual(oneTo(3));
     expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 3, ok: true });
+  });
+
+  it('builds on the head it saw; appends elsewhere in between (another pool, a transaction) leave one chain', async () => {
+    const org = await newOrg();
+    const sent = batches.get(a)!;
+    sent.length = 0;
+    await recordAttempt(a, attempt(org, 0));
+    const second = await recordAttempt(a, attempt(org, 1));
+    // The second entry was hashed here and written on the head the first one left.
+    expect(sent.map((x) => x.via)).toEqual(['append', 'head']);
+    expect(second.seq).toBe(2n);
+    await recordAttempt(b, attempt(org, 2));
+    await a.begin((tx) => recordAttempt(tx, attempt(org, 3)));
+    // Pool a's head is two entries old now: its next batch writes nothing there and goes again.
+    const fifth = await recordAttempt(a, attempt(org, 4));
+    // (The third statement is the transaction's, on one of pool a's connections.)
+    expect(sent.map((x) => x.via)).toEqual(['append', 'head', 'append', 'head', 'append']);
+    expect(sent[3]!.ids).toEqual([fifth.id]);
+    expect(sent[4]!.ids).toEqual([fifth.id]);
+    expect(fifth.seq).toBe(5n);
+    expect(await seqs(org)).toEqual(oneTo(5));
+    expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 5, ok: true });
+  });
+
+  it('on a known head too, refuses an entry of another organization and leaves the head alone', async () => {
+    const [x, y] = [await newOrg(), await newOrg()];
+    await recordAttempt(a, attempt(x, 0));
+    const body = JSON.stringify({ id: 'aud_foreign_head', org_id: y, outcome: 'allowed' });
+    await expect(appendGrouped(a, x, { id: 'aud_foreign_head', body })).rejects.toThrow(/not its own/);
+    expect(
+      batches
+        .get(a)!
+        .slice(-2)
+        .map((s) => s.via),
+    ).toEqual(['head', 'append']);
+    expect(await a`select 1 from audit_log where id = 'aud_foreign_head'`).toHaveLength(0);
+    expect((await recordAttempt(b, attempt(x, 1))).seq).toBe(2n);
+    expect(await verifyAuditChain(a, x)).toMatchObject({ entries: 2, ok: true });
   });
 
   it('batches on root pools only, not on a transaction or a reserved connection', async () => {

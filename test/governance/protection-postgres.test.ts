@@ -163,7 +163,7 @@ const REFUSED: Array<[string, string, RegExp]> = [
   [
     'UPDATE ... RETURNING',
     "update users set name = name where email = 'x' returning id",
-    /UPDATE is refused/,
+    /UPDATE reads the protected column users\.email in the WHERE clause/,
   ],
   ['two statements', 'select 1; select email from users', /one statement/],
   ['SELECT INTO', 'select email into stolen from users', /SELECT INTO/],

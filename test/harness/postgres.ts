@@ -113,6 +113,8 @@ export async function startPostgres(opts: {
       'synchronous_commit = off',
       'full_page_writes = off',
       'log_min_messages = warning',
+      // Per-statement costs for profiling (`BENCH_PG_STAT_STATEMENTS=1 npm run bench -- mcp`).
+      ...(process.env.BENCH_PG_STAT_STATEMENTS ? ["shared_preload_libraries = 'pg_stat_statements'"] : []),
       '',
     ].join('\n'),
   );

@@ -91,3 +91,21 @@ describe('the review page', () => {
     expect(html).toContain('reviewer@reviews.example.test');
   });
 });
+
+describe('the review inbox over REST', () => {
+  it("GET /api/v1/desk/query-requests/inbox lists what the page lists: others' pending requests, one's own open ones", async () => {
+    const id = await submit(`select id from ${w.table} where id = 2`);
+    const inbox = async (who: string) =>
+      json<{ waiting: { id: string }[]; mine: { id: string; status: string }[] }>(
+        await w.svc.fetch('/api/v1/desk/query-requests/inbox', { headers: { cookie: people[who]!.cookie } }),
+      );
+    const reviewer = await inbox('reviewer');
+    expect(reviewer.waiting.map((r) => r.id)).toContain(id);
+    expect(reviewer.mine.map((r) => r.id)).not.toContain(id);
+    expect(card(await reviews('reviewer'), id)).toContain('select id');
+    const author = await inbox('author');
+    // One's own request never waits on oneself.
+    expect(author.waiting.map((r) => r.id)).not.toContain(id);
+    expect(author.mine.find((r) => r.id === id)?.status).toBe('pending');
+  });
+});

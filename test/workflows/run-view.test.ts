@@ -164,6 +164,17 @@ describe('approvals', () => {
     const inbox = await (await env.svc.fetch('/reviews', { headers: { cookie: member.cookie } })).text();
     expect(inbox).toContain(`href="${path}"`);
     expect(inbox).toContain('close after a yes — step ok');
+    // The same inbox over REST (GET /api/v1/workflows/approvals): the member's, not the starter's.
+    const waitingFor = async (cookie: string) =>
+      (
+        (await (await env.svc.fetch('/api/v1/workflows/approvals', { headers: { cookie } })).json()) as {
+          data: { run_id: string; step: string }[];
+        }
+      ).data;
+    expect(await waitingFor(member.cookie)).toContainEqual(
+      expect.objectContaining({ run_id: runId, step: 'ok' }),
+    );
+    expect((await waitingFor(admin.cookie)).map((r) => r.run_id)).not.toContain(runId);
   });
 });
 
@@ -193,6 +204,33 @@ describe('re-run', () => {
     const [event] = await env.svc.deps.sql<{ subject: { rerun_of: string } }[]>`
       select subject from audit_log where event = 'run.rerun' and subject->>'run_id' = ${second!}`;
     expect(event!.subject.rerun_of).toBe(first);
+  });
+
+  it('POST /api/v1/workflows/:id/runs/:runId/rerun: the original inputs, or typed new ones, audited alike', async () => {
+    const created = await env.api<{ id: string }>('POST', '/api/v1/workflows', {
+      name: 'echo over REST',
+      inputs: [{ key: 'who', description: '', type: 'string' }],
+      steps: [
+        { name: 'gate', action: { __type__: 'condition', expression: '${who} == "Ada"', on_false: 'fail' } },
+      ],
+    });
+    const first = await runWorkflow(env, created.body.id, { who: 'Ada' });
+    await env.waitRun(created.body.id, first);
+    const base = `/api/v1/workflows/${created.body.id}/runs/${first}/rerun`;
+    const same = await env.api<{ run_id: string; rerun_of: string }>('POST', base);
+    expect(same.status, JSON.stringify(same.body)).toBe(201);
+    expect(same.body.rerun_of).toBe(first);
+    expect((await env.waitRun(created.body.id, same.body.run_id)).inputs).toEqual({ who: 'Ada' });
+    const edited = await env.api<{ run_id: string }>('POST', base, { who: 'Bo' });
+    expect(edited.status).toBe(201);
+    expect((await env.waitRun(created.body.id, edited.body.run_id)).status).toBe('failed');
+    // A wrong type is the 422 of any start, naming the input.
+    const wrong = await env.api<{ errors: { path: string }[] }>('POST', base, { who: 5 });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.errors.map((e) => e.path)).toContain('who');
+    const events = await env.svc.deps.sql<{ n: number }[]>`
+      select count(*)::int as n from audit_log where event = 'run.rerun' and subject->>'rerun_of' = ${first}`;
+    expect(events[0]!.n).toBe(2);
   });
 });
 

@@ -1,10 +1,10 @@
 // The audit log page (admins): filters over the hash-chained log and its export.
 import { Hono } from 'hono';
-import { searchEntries } from '../../../audit/export.ts';
 import type { Deps } from '../../../core/deps.ts';
+import { mayReadAudit, searchAuditLog } from '../../../governance/audit-access.ts';
+import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
-import { listUsers } from '../../../store/users.ts';
-import { type PageEnv, pageActor, render } from '../kit/page-context.tsx';
+import { type PageEnv, pageActor, pageCaller, render } from '../kit/page-context.tsx';
 import { type AuditFilters, AuditPage } from './view.tsx';
 
 const AUDIT_PAGE = 100;
@@ -14,8 +14,8 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.get('/audit', async (c) => {
     const p = c.get('principal');
-    // The same rule as GET /api/v1/audit: admins and super admins only.
-    if (p.role === 'member')
+    // The same rule as GET /api/v1/audit (governance/audit-access.ts).
+    if (!mayReadAudit(pageCaller(c)))
       return render(c, null, 'Not allowed', <p class="error">The audit log is for admins.</p>, 403);
     const q = c.req.query();
     const filters: AuditFilters = {
@@ -28,10 +28,9 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
     };
     const cursor = /^\d+$/.test(q.cursor ?? '') ? q.cursor : undefined;
     const [page, users, dbs] = await Promise.all([
-      searchEntries(
+      searchAuditLog(
         deps.sql,
-        p.orgId,
-        pageActor(c),
+        pageCaller(c),
         {
           actor: filters.person || undefined,
           databaseId: filters.database || undefined,
@@ -42,7 +41,7 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
         },
         { cursor, limit: AUDIT_PAGE },
       ),
-      listUsers(deps.sql, p.orgId),
+      listPeople(deps.sql, pageCaller(c)),
       listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
     ]);
     return render(

@@ -1,12 +1,12 @@
 // The dashboards pages: the list, one dashboard with its panels, panel submits and row actions.
 import { Hono } from 'hono';
+import { findWorkflowDefinition } from '../../../automation/definitions.ts';
 import type { Deps } from '../../../core/deps.ts';
 import { getDashboard, listDashboards } from '../../../dashboards/manage.ts';
 import { runAction, runPanel } from '../../../dashboards/run.ts';
 import type { GovernanceDeps } from '../../../governance/query.ts';
 import { mayStart } from '../../../governance/workflow-access.ts';
-import { findWorkflow } from '../../../store/workflows.ts';
-import { attempt, messageOf, type PageEnv, redirectWith, render } from '../kit/page-context.tsx';
+import { attempt, messageOf, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { DashboardList, DashboardPage, inputField, type PanelView } from './view.tsx';
 
 export function dashboardPageRoutes(deps: Deps): Hono<PageEnv> {
@@ -51,7 +51,7 @@ export function dashboardPageRoutes(deps: Deps): Hono<PageEnv> {
     for (const id of new Set(
       dashboard.panels.flatMap((p) => p.actions.flatMap((a) => (a.workflow_id ? [a.workflow_id] : []))),
     )) {
-      const wf = await findWorkflow(deps.sql, v.orgId, id);
+      const wf = await findWorkflowDefinition(deps, pageCaller(c), id);
       // Only workflows the viewer may start get a button (run_permissions, governance/workflow-access.ts).
       if (wf && mayStart(v, wf)) workflowNames[id] = wf.name;
     }

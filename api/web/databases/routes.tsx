@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../../core/deps.ts';
 import type { AppError } from '../../../core/errors.ts';
+import { listPeople } from '../../../identity/directory.ts';
 import { listAgents } from '../../../registry/agents.ts';
 import { checkConnection } from '../../../registry/check-connection.ts';
 import { CreateDatabase, PatchDatabase } from '../../../registry/database-input.ts';
@@ -17,13 +18,14 @@ import {
   revokeCredentialGrant,
 } from '../../../registry/grants.ts';
 import { registerDatabase } from '../../../registry/register.ts';
-import { listUsers, type Role } from '../../../store/users.ts';
+import type { Role } from '../../../store/users.ts';
 import {
   adminPagesOnly,
   attempt,
   type PageContext,
   type PageEnv,
   pageActor,
+  pageCaller,
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
@@ -233,7 +235,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     checkFailed = false,
   ) {
     const p = c.get('principal');
-    const people = await listUsers(deps.sql, p.orgId);
+    const people = await listPeople(deps.sql, pageCaller(c));
     return render(
       c,
       'databases',
@@ -286,7 +288,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
         credentials={credentials}
         credentialGrants={credentialGrants}
         grants={db.restrict_access ? await listDatabaseGrants(deps.sql, p.orgId, pageActor(c), db.id) : []}
-        people={await listUsers(deps.sql, p.orgId)}
+        people={await listPeople(deps.sql, pageCaller(c))}
         agents={await agentsOf(p.orgId)}
         errors={extra.errors ?? {}}
         csrf={c.get('csrfToken')}

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { Child } from 'hono/jsx';
+import type { Caller } from '../../../audit/actors.ts';
 import { AppError } from '../../../core/errors.ts';
 import { authenticateSession } from '../../../identity/authenticate.ts';
 import type { UserPrincipal } from '../../../identity/principal.ts';
@@ -154,6 +155,11 @@ export async function attempt<T>(
 export function pageActor(c: PageContext): { kind: 'user'; userId: string; role: Role } {
   const p = c.get('principal');
   return { kind: 'user', userId: p.userId, role: p.role };
+}
+
+/** The signed-in person as a domain function's caller (audit/actors.ts). */
+export function pageCaller(c: PageContext): Caller {
+  return { orgId: c.get('principal').orgId, actor: pageActor(c), origin: 'user' };
 }
 
 /**

@@ -4,14 +4,11 @@ import { Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../../core/deps.ts';
 import type { AppError } from '../../../core/errors.ts';
-import { setAiClientControl } from '../../../governance/ai-clients.ts';
-import { issueApiKey, markApiKeyActAs } from '../../../identity/api-keys.ts';
+import { aiLimitChoices, listAiClients, setAiClientControl } from '../../../governance/ai-clients.ts';
+import { issueApiKey, listOrgApiKeys, markApiKeyActAs } from '../../../identity/api-keys.ts';
 import { revokeOrgApiKey } from '../../../identity/manage.ts';
 import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../../identity/sso.ts';
 import { listAgents, registerAgent, revokeAgent } from '../../../registry/agents.ts';
-import { listOrgAiClients } from '../../../store/ai-clients.ts';
-import { listApiKeys } from '../../../store/api-keys.ts';
-import { listDatabases as listDatabaseRows } from '../../../store/databases.ts';
 import { SsoInput, ssoThrottle } from '../../rest/sso.ts';
 import {
   adminPagesOnly,
@@ -19,6 +16,7 @@ import {
   type PageContext,
   type PageEnv,
   pageActor,
+  pageCaller,
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
@@ -63,7 +61,7 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/organization/api-keys/:id/act-as', async (c) => {
     const id = c.req.param('id');
     const p = c.get('principal');
-    const key = (await listApiKeys(deps.sql, p.orgId)).find((k) => k.id === id && !k.revoked_at);
+    const key = (await listOrgApiKeys(deps.sql, pageCaller(c))).find((k) => k.id === id && !k.revoked_at);
     if (!key) return redirectWith(c, '/organization', 'error', 'No such API key.');
     const out = await attempt(() => markApiKeyActAs(deps.sql, p, pageActor(c), id, !key.act_as_allowed));
     return out.ok
@@ -174,14 +172,12 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       'organization',
       'Organization',
       <OrganizationPage
-        keys={await listApiKeys(deps.sql, orgId)}
+        keys={await listOrgApiKeys(deps.sql, pageCaller(c))}
         superAdmin={c.get('principal').role === 'super_admin'}
         agents={await listAgents(deps, orgId)}
         sso={await getSsoConfig(deps.sql, orgId)}
-        aiClients={await listOrgAiClients(deps.sql, orgId)}
-        aiDatabases={(await listDatabaseRows(deps.sql, orgId, { limit: 500, visibleTo: null }))
-          .filter((d) => d.ai_enabled)
-          .map((d) => ({ id: d.id, name: d.name }))}
+        aiClients={await listAiClients(deps.sql, pageCaller(c))}
+        aiDatabases={await aiLimitChoices(deps.sql, pageCaller(c))}
         ssoRedirectUri={ssoRedirectUri(deps.config.baseUrl)}
         baseUrl={deps.config.baseUrl}
         csrf={c.get('csrfToken')}

@@ -14,13 +14,15 @@ import {
   patchPolicy,
   setAssignments,
 } from '../../../governance/protection/policies.ts';
+import { listPeople } from '../../../identity/directory.ts';
+import { ROLES } from '../../../identity/people.ts';
 import { getDatabase } from '../../../registry/databases.ts';
-import { listUsers, ROLES } from '../../../store/users.ts';
 import {
   attempt,
   type PageContext,
   type PageEnv,
   pageActor,
+  pageCaller,
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
@@ -144,7 +146,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     // The schema as the default credential sees it; a database that does not answer still lets
     // an admin edit rules by name.
     const tables = cred ? await previewTables(deps, db, cred).catch(() => []) : [];
-    const people = await listUsers(deps.sql, p.orgId);
+    const people = await listPeople(deps.sql, pageCaller(c));
     let preview: PolicyPreview | null = null;
     const as = c.req.query('as');
     const tableName = c.req.query('table');

@@ -1,22 +1,20 @@
 // The reviews page: query requests waiting for the person, and their own open ones.
 import { Hono } from 'hono';
-import { approvalRefusal } from '../../../automation/approval-context.ts';
-import { getRun, listReadableRuns } from '../../../automation/runs.ts';
+import { approvalsWaitingFor } from '../../../automation/approvals.ts';
 import type { Deps } from '../../../core/deps.ts';
 import type { GovernanceDeps } from '../../../governance/query.ts';
 import {
   cancelRequest,
   editRequest,
-  listQueryRequests,
+  requestPreviews,
+  reviewInbox,
   reviewRequest,
   runRequest,
 } from '../../../governance/requests.ts';
+import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
-import { listReviewsOf, listRevisions } from '../../../store/query-requests.ts';
-import { listUsers } from '../../../store/users.ts';
-import { listWorkflows } from '../../../store/workflows.ts';
 import { ResultTable } from '../kit/components.tsx';
-import { attempt, type PageEnv, pageActor, redirectWith, render } from '../kit/page-context.tsx';
+import { attempt, type PageEnv, pageActor, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { ReviewsPage } from './view.tsx';
 
 export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
@@ -26,58 +24,18 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
   app.get('/reviews', async (c) => {
     const p = c.get('principal');
     const actor = pageActor(c);
-    const [pending, mine, users, dbs] = await Promise.all([
-      listQueryRequests(gov, p.orgId, actor, { status: 'pending', limit: 200 }),
-      listQueryRequests(gov, p.orgId, actor, { mine: true, limit: 200 }),
-      listUsers(deps.sql, p.orgId),
+    // Query requests and workflow runs waiting on this person (one inbox).
+    const [inbox, workflowApprovals, users, dbs] = await Promise.all([
+      reviewInbox(gov, pageCaller(c)),
+      approvalsWaitingFor(deps, p),
+      listPeople(deps.sql, pageCaller(c)),
       listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
     ]);
-    const waiting = pending.items.filter((r) => r.author_user_id !== p.userId);
-    // Workflow runs waiting on an approval this person may give (one inbox).
-    const workflows = await listWorkflows(deps.sql, p.orgId, { includeArchived: false, limit: 500 });
-    const waitingRuns = await listReadableRuns(deps, p, workflows, {
-      status: 'waiting_for_approval',
-      limit: 100,
-    });
-    // The waiting step lives in the run's state, which Temporal holds while the run is live.
-    const workflowApprovals = (
-      await Promise.all(
-        waitingRuns.slice(0, 20).map(async (run) => {
-          const wf = workflows.find((w) => w.id === run.workflow_id);
-          const view = wf ? await getRun(deps, p, wf.id, run.id).catch(() => null) : null;
-          const step = view?.state?.steps.find((st) => st.type === 'approval' && st.status === 'waiting');
-          if (!wf || !view?.state || !step) return null;
-          const refusal = approvalRefusal(
-            wf.steps,
-            step.name,
-            { user_id: p.userId, role: p.role },
-            run.initiator_user_id,
-            view.state,
-          );
-          return refusal
-            ? null
-            : {
-                runId: run.id,
-                workflowId: wf.id,
-                workflowName: wf.name,
-                step: step.name,
-                startedAt: run.started_at,
-              };
-        }),
-      )
-    ).filter((x) => x !== null);
-    // A rejected request stays in front of its author, with the reviewers' reasons.
-    const own = mine.items.filter((r) => ['pending', 'approved', 'rejected'].includes(r.status));
-    const ids = [...waiting, ...own].map((r) => r.id);
-    const [reviews, revisions] = await Promise.all([
-      listReviewsOf(deps.sql, ids),
-      listRevisions(deps.sql, ids),
-    ]);
-    const byRequest = <T extends { request_id: string }>(rows: T[]) =>
-      Object.fromEntries(ids.map((id) => [id, rows.filter((x) => x.request_id === id)]));
+    const previews = await requestPreviews(gov, [...inbox.waiting, ...inbox.mine], actor);
     const ctx = {
-      reviews: byRequest(reviews),
-      revisions: byRequest(revisions),
+      reviews: inbox.reviews,
+      revisions: inbox.revisions,
+      previews,
       csrf: c.get('csrfToken'),
       role: p.role,
       emails: Object.fromEntries(users.map((u) => [u.id, u.email])),
@@ -93,8 +51,8 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
       'reviews',
       'Reviews',
       <ReviewsPage
-        waiting={waiting}
-        mine={own}
+        waiting={inbox.waiting}
+        mine={inbox.mine}
         workflowApprovals={workflowApprovals}
         ctx={ctx}
         notice={c.req.query('notice')}

@@ -1,7 +1,9 @@
+import type { WritePreview } from '../../../governance/preview/index.ts';
 import type { QueryRequestRow, ReviewRow, RevisionRow } from '../../../store/query-requests.ts';
 import type { Role } from '../../../store/users.ts';
 import { Badge, Csrf, Flash, when } from '../kit/components.tsx';
 import { lineDiff } from '../kit/diff.ts';
+import { PreviewCard } from './preview.tsx';
 
 export interface ReviewContext {
   csrf: string;
@@ -12,6 +14,8 @@ export interface ReviewContext {
   reviews: Record<string, ReviewRow[]>;
   /** Earlier revisions of the SQL, to show what an edit changed. */
   revisions: Record<string, RevisionRow[]>;
+  /** Write previews of the requests shown, as this reader may see them. */
+  previews?: Record<string, WritePreview | null>;
 }
 
 /** The review queue: requests waiting for the user's verdict, and the user's own open requests. */
@@ -93,6 +97,7 @@ function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: bool
           Parameters: <code>{JSON.stringify(r.params)}</code>
         </p>
       ) : null}
+      {ctx.previews?.[r.id] ? <PreviewCard p={ctx.previews[r.id]!} /> : null}
       <Conversation r={r} reviews={ctx.reviews[r.id] ?? []} emails={ctx.emails} />
       {props.mine ? (
         <OwnActions r={r} ctx={ctx} base={base} bypassAllowed={db?.review_bypass_allowed ?? false} />

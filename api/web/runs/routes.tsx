@@ -1,29 +1,23 @@
 // The runs pages: recent runs across workflows, one run, and acting on it (re-run, retry, cancel, approve).
 import { Hono } from 'hono';
-import { recordEvent } from '../../../audit/events.ts';
-import { approvalRefusal, previewNextStep } from '../../../automation/approval-context.ts';
-import { AT_LEAST_ONCE_NOTE, writeDelivery } from '../../../automation/delivery.ts';
+import { approvalContext } from '../../../automation/approvals.ts';
+import { findWorkflowDefinition, listWorkflowDefinitions } from '../../../automation/definitions.ts';
+import { deliveryNotes } from '../../../automation/delivery.ts';
 import { presentRun } from '../../../automation/present.ts';
 import {
   cancelRun,
   decideApproval,
   getRun,
   listReadableRuns,
+  rerunRun,
   retryRun,
-  startRun,
-  typedInputs,
 } from '../../../automation/runs.ts';
 import { runUrl } from '../../../automation/snapshot.ts';
 import type { Deps } from '../../../core/deps.ts';
-import { notFound } from '../../../core/errors.ts';
-import { shownTo } from '../../../governance/audit-view.ts';
+import { runAuditTrail } from '../../../governance/audit-access.ts';
 import { mayRead } from '../../../governance/workflow-access.ts';
-import { searchAudit } from '../../../store/audit.ts';
-import { findCredentialAndDatabase } from '../../../store/databases.ts';
-import { findUserById } from '../../../store/users.ts';
-import { findWorkflow, listWorkflows } from '../../../store/workflows.ts';
 import { RUN_STATUSES } from '../../../workflows/types.ts';
-import { attempt, type PageEnv, pageActor, redirectWith, render } from '../kit/page-context.tsx';
+import { attempt, type PageEnv, pageActor, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { RunPage, RunsPage } from './view.tsx';
 
 /** How many runs the runs page lists, newest first across workflows. */
@@ -47,7 +41,10 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
       to: day(q.to, 86_400_000),
       before: /^run_[0-9A-Z]{26}$/.test(q.before ?? '') ? q.before : undefined,
     };
-    const workflows = await listWorkflows(deps.sql, p.orgId, { includeArchived: true, limit: 500 });
+    const workflows = await listWorkflowDefinitions(deps, pageCaller(c), {
+      includeArchived: true,
+      limit: 500,
+    });
     const runs = await listReadableRuns(deps, p, workflows, { ...filter, limit: RUNS_SHOWN + 1 });
     const names = Object.fromEntries(workflows.filter((w) => mayRead(p, w)).map((w) => [w.id, w.name]));
     const next = runs.length > RUNS_SHOWN ? runs[RUNS_SHOWN - 1]!.id : null;
@@ -64,42 +61,13 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
     const { workflowId, runId } = c.req.param();
     const found = await attempt(() => getRun(deps, p, workflowId, runId));
     if (!found.ok) return render(c, 'runs', 'Not found', <p class="error">{found.error.detail}</p>, 404);
-    const wf = await findWorkflow(deps.sql, p.orgId, workflowId);
+    const wf = await findWorkflowDefinition(deps, pageCaller(c), workflowId);
     const name = wf?.name ?? workflowId;
-    const { row, state } = found.value;
     // The approval step waited on, if any: who started the run, the next step, and whether this
-    // person may decide (automation/approval-context.ts).
-    const waiting = state?.steps.find((s) => s.type === 'approval' && s.status === 'waiting') ?? null;
-    const initiator = row.initiator_user_id ? await findUserById(deps.sql, row.initiator_user_id) : null;
-    const approval =
-      waiting && state && wf
-        ? {
-            step: waiting.name,
-            // A key's run is its owner's; the key is named beside them.
-            initiator: initiator
-              ? `${initiator.email}${row.initiator_api_key_id ? ' (with an API key)' : ''}`
-              : row.initiator_api_key_id
-                ? 'an API key'
-                : row.trigger,
-            next: previewNextStep(wf.steps, waiting.name, state, row.inputs),
-            refusal:
-              approvalRefusal(
-                wf.steps,
-                waiting.name,
-                { user_id: p.userId, role: p.role },
-                row.initiator_user_id,
-                state,
-              )?.message ?? null,
-          }
-        : null;
+    // person may decide (automation/approvals.ts).
+    const approval = await approvalContext(deps, p, wf, found.value);
     // Query steps whose writes run at least once on their database (automation/delivery.ts).
-    const deliveryNotes: Record<string, string> = {};
-    for (const step of wf?.steps ?? []) {
-      if (step.action.__type__ !== 'query') continue;
-      const target = await findCredentialAndDatabase(deps.sql, p.orgId, step.action.credential_id);
-      if (target && (await writeDelivery(deps, target.db, target.cred)) === 'at_least_once')
-        deliveryNotes[step.id] = AT_LEAST_ONCE_NOTE;
-    }
+    const notes = await deliveryNotes(deps, p.orgId, wf?.steps ?? []);
     const temporalUrl = deps.config.temporalUiUrl
       ? runUrl(
           {
@@ -121,16 +89,8 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
         temporalUrl={temporalUrl}
         viewerIsInitiator={found.value.row.initiator_user_id === p.userId}
         approval={approval}
-        deliveryNotes={deliveryNotes}
-        audit={
-          p.role === 'member'
-            ? null
-            : await shownTo(
-                deps.sql,
-                pageActor(c),
-                await searchAudit(deps.sql, p.orgId, { actor: runId }, { order: 'asc', limit: 100 }),
-              )
-        }
+        deliveryNotes={notes}
+        audit={await runAuditTrail(deps.sql, pageCaller(c), runId)}
         csrf={c.get('csrfToken')}
         notice={c.req.query('notice')}
         error={c.req.query('error')}
@@ -145,21 +105,9 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
     const inputs: Record<string, string> = {};
     for (const [k, value] of Object.entries(c.get('form')))
       if (k.startsWith('input.')) inputs[k.slice(6)] = value;
-    const out = await attempt(async () => {
-      const wf = await findWorkflow(deps.sql, p.orgId, workflowId);
-      if (!wf) throw notFound('no such workflow');
-      const newRun = await startRun(deps, p, workflowId, typedInputs(wf, inputs, true));
-      await recordEvent(deps.sql, {
-        orgId: p.orgId,
-        actor: pageActor(c),
-        origin: 'user',
-        event: 'run.rerun',
-        subject: { workflow_id: workflowId, run_id: newRun, rerun_of: runId },
-        outcome: 'allowed',
-        detail: `re-ran ${runId} as ${newRun}`,
-      });
-      return newRun;
-    });
+    const out = await attempt(() =>
+      rerunRun(deps, p, pageActor(c), workflowId, runId, { values: inputs, fromText: true }),
+    );
     if (!out.ok) return redirectWith(c, `/runs/${workflowId}/${runId}`, 'error', out.error.detail);
     return redirectWith(c, `/runs/${workflowId}/${out.value}`, 'notice', `Re-run of ${runId} started.`);
   });

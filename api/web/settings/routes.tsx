@@ -2,17 +2,24 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
 import {
-  changePassword,
-  createPersonalToken,
-  MIN_PASSWORD_LENGTH,
-  revokeUserToken,
-} from '../../../identity/manage.ts';
+  endMyOtherSessions,
+  endMySession,
+  issueMyToken,
+  myAccount,
+  mySessions,
+  myTokens,
+} from '../../../identity/account.ts';
+import { changePassword, MIN_PASSWORD_LENGTH, revokeUserToken } from '../../../identity/manage.ts';
 import { disconnectClient, listConnectedClients } from '../../../identity/oauth-grants.ts';
 import type { UserPrincipal } from '../../../identity/principal.ts';
-import { listPersonalTokens } from '../../../store/personal-tokens.ts';
-import { listLiveSessions, revokeOtherSessions, revokeUserSession } from '../../../store/sessions.ts';
-import { findUserById } from '../../../store/users.ts';
-import { type PageContext, type PageEnv, redirectWith, render } from '../kit/page-context.tsx';
+import {
+  attempt,
+  type PageContext,
+  type PageEnv,
+  pageCaller,
+  redirectWith,
+  render,
+} from '../kit/page-context.tsx';
 import { SignInSecurity } from './security.tsx';
 import { SettingsPage } from './view.tsx';
 
@@ -23,20 +30,17 @@ export function settingsPageRoutes(deps: Deps): Hono<PageEnv> {
 
   // The new secret is shown on this response only (never in a URL, a redirect or the store).
   app.post('/settings/tokens', async (c) => {
-    const p = c.get('principal');
     const form = c.get('form');
-    const name = (form.name ?? '').trim();
     const days = (form.expires_in_days ?? '').trim();
-    if (name === '' || name.length > 200)
-      return settingsPage(c, { error: 'A token needs a name (up to 200 characters).' }, 422);
-    if (days !== '' && !(/^\d+$/.test(days) && Number(days) >= 1 && Number(days) <= 3650))
-      return settingsPage(c, { error: 'Expiry must be a whole number of days between 1 and 3650.' }, 422);
-    const { secret } = await createPersonalToken(deps.sql, {
-      userId: p.userId,
-      name,
-      expiresAt: days === '' ? null : new Date(Date.now() + Number(days) * 86_400_000),
-    });
-    return settingsPage(c, { created: { name, secret } });
+    // Checked by issueMyToken with the schema POST /api/v1/tokens uses (identity/account.ts).
+    const out = await attempt(() =>
+      issueMyToken(deps.sql, pageCaller(c), {
+        name: form.name ?? '',
+        expires_in_days: days === '' ? null : /^\d+$/.test(days) ? Number(days) : Number.NaN,
+      }),
+    );
+    if (!out.ok) return settingsPage(c, { error: out.error.detail }, 422);
+    return settingsPage(c, { created: { name: out.value.token.name, secret: out.value.secret } });
   });
 
   app.post('/settings/tokens/:id/revoke', async (c) => {
@@ -54,7 +58,7 @@ export function settingsPageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   app.post('/settings/sessions/:id/end', async (c) => {
-    const ok = await revokeUserSession(deps.sql, c.get('principal').userId, c.req.param('id'));
+    const ok = await endMySession(deps.sql, pageCaller(c), c.req.param('id'));
     return ok
       ? redirectWith(c, '/settings', 'notice', 'The session was ended.')
       : redirectWith(c, '/settings', 'error', 'No such session.');
@@ -62,7 +66,7 @@ export function settingsPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.post('/settings/sessions/end-others', async (c) => {
     const p = c.get('principal');
-    const n = await revokeOtherSessions(deps.sql, p.userId, currentSession(p));
+    const n = await endMyOtherSessions(deps.sql, pageCaller(c), currentSession(p));
     return redirectWith(c, '/settings', 'notice', `${n} other session(s) ended.`);
   });
 
@@ -92,10 +96,10 @@ export function settingsPageRoutes(deps: Deps): Hono<PageEnv> {
   ) {
     const p = c.get('principal');
     const [tokens, clients, sessions, user] = await Promise.all([
-      listPersonalTokens(deps.sql, p.userId),
+      myTokens(deps.sql, pageCaller(c)),
       listConnectedClients(deps.sql, p.userId),
-      listLiveSessions(deps.sql, p.userId),
-      findUserById(deps.sql, p.userId),
+      mySessions(deps.sql, pageCaller(c)),
+      myAccount(deps.sql, pageCaller(c)),
     ]);
     return render(
       c,

@@ -4,6 +4,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Config } from '../../../config/env.ts';
 import type { Deps } from '../../../core/deps.ts';
 import { authenticateSession } from '../../../identity/authenticate.ts';
+import { accountIdsForEmail } from '../../../identity/directory.ts';
 import {
   DEVICE_COOKIE_SECONDS,
   deviceBucket,
@@ -16,7 +17,7 @@ import { endSession, signInWithPassword } from '../../../identity/manage.ts';
 import { ssoChoices } from '../../../identity/sso.ts';
 import { confirmPendingLink, ssoLinkCookieName } from '../../../identity/sso-accounts.ts';
 import { accountKey, buckets, forgive, recordFailure, retryAfter } from '../../../identity/throttle.ts';
-import { findUsersByEmail, type UserRow } from '../../../store/users.ts';
+import type { UserRow } from '../../../store/users.ts';
 import type { AppEnv } from '../../env.ts';
 import { csrfMatches, sessionCookieName } from '../../middleware/auth.ts';
 import { clientAddress } from '../../middleware/client-address.ts';
@@ -61,12 +62,7 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config' | 'keyring'>): H
     // strangers elsewhere can keep closed (identity/known-device.ts); never the address limits.
     const presented = readDeviceCookie(deps.keyring, getCookie(c, deviceCookieName(baseUrl)));
     const device = presented
-      ? await exemptingDevice(
-          deps.sql,
-          rateLimits,
-          presented,
-          (await findUsersByEmail(deps.sql, email)).map((u) => u.id),
-        )
+      ? await exemptingDevice(deps.sql, rateLimits, presented, await accountIdsForEmail(deps.sql, email))
       : null;
     const limited = device ? [atAddress, fromAddress] : [atAddress, account, fromAddress];
     const wait = await retryAfter(deps.sql, rateLimits, limited);

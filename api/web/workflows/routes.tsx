@@ -2,22 +2,27 @@
 // editor saves through POST/PATCH /api/v1/workflows with the session and its CSRF header, so a
 // definition saved here is checked and stored exactly as one sent to the API.
 import { Hono } from 'hono';
-import { archiveWorkflow } from '../../../automation/definitions.ts';
+import {
+  archiveWorkflow,
+  findWorkflowDefinition,
+  listWorkflowDefinitions,
+} from '../../../automation/definitions.ts';
 import { writeDelivery } from '../../../automation/delivery.ts';
 import { presentWorkflow } from '../../../automation/present.ts';
 import { startRun, typedInputs } from '../../../automation/runs.ts';
 import type { Deps } from '../../../core/deps.ts';
 import { notFound } from '../../../core/errors.ts';
 import { mayRead, mayStart } from '../../../governance/workflow-access.ts';
+import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
-import { listUsers } from '../../../store/users.ts';
-import { findWorkflow, listWorkflows, type WorkflowRow } from '../../../store/workflows.ts';
+import type { WorkflowRow } from '../../../store/workflows.ts';
 import {
   adminPagesOnly,
   attempt,
   type PageContext,
   type PageEnv,
   pageActor,
+  pageCaller,
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
@@ -31,7 +36,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
   app.get('/workflows', async (c) => {
     const p = c.get('principal');
     const archived = c.req.query('archived') === '1';
-    const all = await listWorkflows(deps.sql, p.orgId, { includeArchived: archived, limit: 500 });
+    const all = await listWorkflowDefinitions(deps, pageCaller(c), { includeArchived: archived, limit: 500 });
     return render(
       c,
       'workflows',
@@ -49,7 +54,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.get('/workflows/:id', async (c) => {
     const p = c.get('principal');
-    const wf = await findWorkflow(deps.sql, p.orgId, c.req.param('id'), true);
+    const wf = await findWorkflowDefinition(deps, pageCaller(c), c.req.param('id'));
     // Someone who may not read its runs gets the 404 of a workflow that does not exist.
     if (!wf || !mayRead(p, wf))
       return render(c, 'workflows', 'Not found', <p class="error">No such workflow.</p>, 404);
@@ -69,7 +74,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   app.get('/workflows/:id/edit', adminsOnly, async (c) => {
-    const wf = await findWorkflow(deps.sql, c.get('principal').orgId, c.req.param('id'));
+    const wf = await findWorkflowDefinition(deps, pageCaller(c), c.req.param('id'));
     if (!wf) return render(c, 'workflows', 'Not found', <p class="error">No such workflow.</p>, 404);
     return editorPage(c, wf);
   });
@@ -83,7 +88,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
     for (const [k, value] of Object.entries(c.get('form')))
       if (k.startsWith('input.') && value !== '') inputs[k.slice(6)] = value;
     const out = await attempt(async () => {
-      const wf = await findWorkflow(deps.sql, p.orgId, id);
+      const wf = await findWorkflowDefinition(deps, pageCaller(c), id);
       if (!wf) throw notFound('no such workflow');
       return startRun(deps, p, id, typedInputs(wf, inputs, true));
     });
@@ -102,8 +107,8 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
     const p = c.get('principal');
     const [dbs, users, workflows] = await Promise.all([
       listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
-      listUsers(deps.sql, p.orgId),
-      listWorkflows(deps.sql, p.orgId, { includeArchived: false, limit: 500 }),
+      listPeople(deps.sql, pageCaller(c)),
+      listWorkflowDefinitions(deps, pageCaller(c), { includeArchived: false, limit: 500 }),
     ]);
     const credentials = await Promise.all(
       dbs.items.flatMap(({ db, credentials }) =>

@@ -1,0 +1,8 @@
+import type { Context } from 'hono';
+import type { Caller } from '../audit/actors.ts';
+import type { AppEnv } from './env.ts';
+
+/** The authenticated request as a domain function's caller (audit/actors.ts). */
+export function restCaller(c: Context<AppEnv>): Caller {
+  return { orgId: c.get('principal').orgId, actor: c.get('actor'), origin: 'user' };
+}

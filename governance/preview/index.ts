@@ -1,0 +1,176 @@
+// Write preview for reviewers: what a pending write would touch, computed without executing it.
+// The SELECTs (statements.ts) run as the READER — their own access to the request's credential,
+// their own data-protection policy masking what they may not see — in a read-only transaction
+// under the credential's statement timeout. Computed each time the request is read, so an edit
+// shows a fresh preview, stamped with the time it was made.
+import type { QueryResult } from '../../adapters/types.ts';
+import { readDbSchema } from '../../sql/catalog.ts';
+import type { QueryRequestRow } from '../../store/query-requests.ts';
+import { resolveTarget } from '../access.ts';
+import { poolFor } from '../connections.ts';
+import { DEFAULT_TIMEOUT_SECONDS } from '../execute.ts';
+import { decodeParams } from '../params.ts';
+import { planProtection } from '../protection/index.ts';
+import type { GovernanceDeps, QueryActor } from '../types.ts';
+import { type Risk, riskOf } from './risk.ts';
+import { PREVIEW_ROWS, type PreviewPlan, previewPlan } from './statements.ts';
+
+export interface WritePreview {
+  /**
+   * rows: count and rows; count: the count only (say why in `note`); definition: DDL, the
+   * current definition of what it touches; timeout and unavailable: no preview, `note` says why.
+   */
+  status: 'rows' | 'count' | 'definition' | 'timeout' | 'unavailable';
+  computed_at: string;
+  verb: string | null;
+  /** Rows the write would touch, exactly (as the reader's policy lets them count). */
+  count: number | null;
+  columns: string[];
+  before: unknown[][];
+  after: unknown[][];
+  /** Columns the write assigns (UPDATE), shown changed in `after`. */
+  assigned: string[];
+  definition: Array<{ relation: string; columns: Array<{ name: string; type: string }> }>;
+  note: string | null;
+  /** How risky the write is (risk.ts), and why. */
+  risk: Risk;
+}
+
+/** The preview of a pending write as `reader` may see it; null for a read. */
+export async function previewRequest(
+  deps: GovernanceDeps,
+  request: QueryRequestRow,
+  reader: QueryActor,
+): Promise<WritePreview | null> {
+  if (request.classification !== 'write') return null;
+  const out: WritePreview = {
+    status: 'unavailable',
+    computed_at: new Date().toISOString(),
+    verb: null,
+    count: null,
+    columns: [],
+    before: [],
+    after: [],
+    assigned: [],
+    definition: [],
+    note: null,
+    risk: { level: 'ordinary', why: 'an ordinary write' },
+  };
+  let target: Awaited<ReturnType<typeof resolveTarget>>;
+  try {
+    target = await resolveTarget(deps.sql, {
+      orgId: request.org_id,
+      actor: reader,
+      databaseId: request.database_id,
+      credentialId: request.credential_id,
+    });
+  } catch {
+    // The preview reads with the reader's own rights: without the credential there is none.
+    return { ...out, note: 'you cannot use this credential, so no preview is read for you' };
+  }
+  const plan = await previewPlan(target.db.adapter, request.statement);
+  if (plan.kind === 'none') return { ...out, note: plan.reason };
+  out.risk = riskOf(plan, null);
+  out.verb = plan.verb;
+  if (plan.kind === 'ddl') return definition(deps, target, plan, { ...out, risk: riskOf(plan, null) });
+  const run = async (sql: string, maxRows: number): Promise<QueryResult> => {
+    const p = await planProtection(deps, {
+      orgId: request.org_id,
+      db: target.db,
+      cred: target.cred,
+      actor: reader,
+      policyId: target.policyId,
+      statement: sql,
+      params: decodeParams(request.params),
+    });
+    try {
+      const raw = await poolFor(deps, target.db, target.cred).execute(p.statement, p.params, {
+        maxRows,
+        timeoutSeconds: target.cred.timeout ?? DEFAULT_TIMEOUT_SECONDS,
+        readOnly: true,
+      });
+      return p.redact(raw);
+    } catch (err) {
+      throw p.failure(err);
+    }
+  };
+  try {
+    const counted = await run(`SELECT count(*) AS count FROM (${plan.select}) AS touched`, 1);
+    out.count = Number(counted.rows[0]?.[0] ?? 0);
+    out.risk = riskOf(plan, out.count);
+    if (plan.volatile) {
+      return {
+        ...out,
+        status: 'count',
+        note: 'the statement calls a volatile function (random, a sequence, the clock): its new values cannot be shown before it runs',
+      };
+    }
+    const rows = await run(`${plan.select} LIMIT ${PREVIEW_ROWS}`, PREVIEW_ROWS);
+    return { ...out, ...beforeAfter(rows, plan.assigned, plan.verb), status: 'rows' };
+  } catch (err) {
+    const e = err as { kind?: string; detail?: string; message?: string };
+    if (e.kind === 'timeout')
+      return {
+        ...out,
+        status: 'timeout',
+        note: "the preview did not finish within the credential's statement timeout",
+      };
+    return { ...out, note: `the preview could not be read: ${e.detail ?? e.message ?? 'error'}` };
+  }
+}
+
+/** Splits the preview rows into the target's columns before and after the SET expressions. */
+function beforeAfter(
+  r: QueryResult,
+  assigned: string[],
+  verb: string,
+): Pick<WritePreview, 'columns' | 'before' | 'after' | 'assigned'> {
+  if (verb === 'INSERT') return { columns: r.columns, before: [], after: r.rows, assigned: [] };
+  const width = r.columns.length - assigned.length;
+  const columns = r.columns.slice(0, width);
+  const before = r.rows.map((row) => row.slice(0, width));
+  if (verb === 'DELETE') return { columns, before, after: [], assigned: [] };
+  const at = assigned.map((a) => columns.findIndex((c) => c.toLowerCase() === a.toLowerCase()));
+  const after = r.rows.map((row) => {
+    const next = row.slice(0, width);
+    at.forEach((i, k) => {
+      if (i >= 0) next[i] = row[width + k];
+    });
+    return next;
+  });
+  return { columns, before, after, assigned };
+}
+
+/** DDL: the current columns of each relation the statement touches. */
+async function definition(
+  deps: GovernanceDeps,
+  target: Awaited<ReturnType<typeof resolveTarget>>,
+  plan: Extract<PreviewPlan, { kind: 'ddl' }>,
+  out: WritePreview,
+): Promise<WritePreview> {
+  try {
+    const schema = await readDbSchema(
+      poolFor(deps, target.db, target.cred),
+      target.db.adapter === 'postgres' ? 'postgres' : 'mysql',
+    );
+    const definition = plan.relations.flatMap((r) => {
+      const rel = schema.find(r.schema, r.name);
+      return rel
+        ? [
+            {
+              relation: `${rel.schema}.${rel.name}`,
+              columns: rel.columns.map((c) => ({ name: c.name, type: c.type })),
+            },
+          ]
+        : [];
+    });
+    return {
+      ...out,
+      status: 'definition',
+      definition,
+      note: definition.length ? null : 'the relations it names do not exist yet',
+    };
+  } catch {
+    return { ...out, note: 'the current definition could not be read' };
+  }
+}

@@ -1,0 +1,110 @@
+// A web form and its REST twin share one input schema, checked by the domain function both call
+// (identity/people.ts InviteInput, identity/account.ts TokenInput): the same invalid input gets
+// the same field errors through either door, and changes nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signIn, startTestService, type TestService } from '../helpers/service.ts';
+
+let svc: TestService;
+let admin: { cookie: string; csrf: string };
+
+beforeAll(async () => {
+  svc = await startTestService();
+  admin = await signIn(svc, svc.admin.email, svc.admin.password);
+});
+afterAll(async () => svc?.stop());
+
+/** The REST answer's field errors, as its problem detail spells them (core/errors.ts). */
+async function restDetail(path: string, body: unknown, auth: Record<string, string>): Promise<string> {
+  const res = await svc.fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(422);
+  const problem = (await res.json()) as { detail: string; errors: { path: string }[] };
+  expect(problem.errors.length).toBeGreaterThan(0);
+  return problem.detail;
+}
+
+/** The page's answer to the same input sent as its form: a 422 whose alert says exactly that. */
+async function formAlert(path: string, fields: Record<string, string>): Promise<string> {
+  const res = await svc.fetch(path, {
+    method: 'POST',
+    headers: { cookie: admin.cookie },
+    body: new URLSearchParams({ _csrf: admin.csrf, ...fields }),
+    redirect: 'manual',
+  });
+  expect(res.status).toBe(422);
+  const html = await res.text();
+  const alert = /<p class="warning error" role="alert">([^<]*)<\/p>/.exec(html)?.[1] ?? '';
+  return alert
+    .replaceAll('&#39;', "'")
+    .replaceAll('&quot;', '"')
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
+}
+
+describe('the invite form and POST /api/v1/users', () => {
+  const cases: { name: string; json: Record<string, unknown>; form: Record<string, string> }[] = [
+    {
+      name: 'not an address',
+      json: { email: 'not-an-address', role: 'member' },
+      form: { email: 'not-an-address', role: 'member' },
+    },
+    {
+      name: 'no such role',
+      json: { email: 'ada@twins.example.test', role: 'owner' },
+      form: { email: 'ada@twins.example.test', role: 'owner' },
+    },
+    {
+      name: 'a name too long and an empty address',
+      json: { email: '', name: 'n'.repeat(201), role: 'member' },
+      form: { email: '', name: 'n'.repeat(201), role: 'member' },
+    },
+  ];
+  for (const c of cases)
+    it(`answers the same field errors: ${c.name}`, async () => {
+      const rest = await restDetail('/api/v1/users', c.json, { 'x-api-key': svc.apiKey });
+      expect(await formAlert('/people', c.form)).toBe(rest);
+    });
+
+  it('invited nobody', async () => {
+    const rows = await svc.deps.sql`select 1 from users where email like '%twins.example.test'`;
+    expect(rows.length).toBe(0);
+  });
+});
+
+describe('the token form and POST /api/v1/tokens', () => {
+  const cases: { name: string; json: Record<string, unknown>; form: Record<string, string> }[] = [
+    { name: 'no name', json: { name: '  ' }, form: { name: '  ' } },
+    {
+      name: 'expiry of zero days',
+      json: { name: 'ci', expires_in_days: 0 },
+      form: { name: 'ci', expires_in_days: '0' },
+    },
+    {
+      name: 'a name too long and an expiry too far',
+      json: { name: 't'.repeat(201), expires_in_days: 4000 },
+      form: { name: 't'.repeat(201), expires_in_days: '4000' },
+    },
+    {
+      name: 'a fractional expiry',
+      json: { name: 'ci', expires_in_days: 1.5 },
+      form: { name: 'ci', expires_in_days: '1.5' },
+    },
+  ];
+  for (const c of cases)
+    it(`answers the same field errors: ${c.name}`, async () => {
+      const rest = await restDetail('/api/v1/tokens', c.json, {
+        cookie: admin.cookie,
+        'x-csrf-token': admin.csrf,
+      });
+      expect(await formAlert('/settings/tokens', c.form)).toBe(rest);
+    });
+
+  it('issued no token', async () => {
+    const rows = await svc.deps.sql`select 1 from personal_tokens where name = 'ci' or name like 'ttt%'`;
+    expect(rows.length).toBe(0);
+  });
+});
