@@ -34,6 +34,7 @@ import { workflowRoutes } from './rest/workflows.ts';
 import { workspaceRoutes } from './rest/workspace.ts';
 import { pageRoutes } from './web/index.tsx';
 import { assetRoutes } from './web/kit/assets-route.ts';
+import { forgotPasswordRoutes } from './web/sign-in/forgot.tsx';
 import { sessionRoutes } from './web/sign-in/session.tsx';
 import { setPasswordRoutes } from './web/sign-in/set-password.tsx';
 import { ssoRoutes } from './web/sign-in/sso.tsx';
@@ -63,6 +64,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.route('/', metricsRoutes(deps));
   app.route('/', sessionRoutes(deps));
   app.route('/', setPasswordRoutes(deps));
+  app.route('/', forgotPasswordRoutes(deps));
   app.route('/api/v1/me', meRoutes(deps));
   app.route('/api/v1/api-keys', apiKeyRoutes(deps));
   app.route('/api/v1/agents', agentRoutes(deps));

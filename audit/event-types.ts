@@ -25,6 +25,7 @@ export interface EventSubjects {
   'user.password_reset': Open<{ user_id: string; role: string; expires_at: string }>;
   'user.password_reset_notice': { user_id: string; email: string; channel: string; delivered: boolean };
   'user.password_set': Open<{ user_id: string }>;
+  'user.password_reset_requested': { user_id: string; expires_at: string; channel: string };
   'user.sso_linked': { user_id: string; issuer: string; sso_subject: string };
   'api_key.create': {
     api_key_id: string;
@@ -130,6 +131,7 @@ export const EVENT_TYPES: { readonly [K in EventType]: EventTypeInfo } = {
   'user.password_reset': info('Password reset', 'people'),
   'user.password_reset_notice': info('Password reset notice', 'people'),
   'user.password_set': info('Password set', 'people'),
+  'user.password_reset_requested': info('Password reset requested', 'people'),
   'user.sso_linked': info('Single sign-on linked', 'people'),
   'api_key.create': info('API key created', 'access'),
   'api_key.act_as_allowed': info('API key act-as changed', 'access'),

@@ -5,9 +5,16 @@ import { createLogger } from '../core/logger.ts';
 import { outboundPolicy } from '../core/outbound/policy.ts';
 import { dataConverters, serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal, type TemporalHandle } from '../core/temporal.ts';
-import { chatRequestNotifier, type RequestNotifier } from '../governance/notify.ts';
+import { canSee } from '../governance/access.ts';
+import {
+  allNotifiers,
+  chatRequestNotifier,
+  mailRequestNotifier,
+  type RequestNotifier,
+} from '../governance/notify.ts';
 import { bootstrap } from '../identity/bootstrap.ts';
 import { createChatClient } from '../integrations/chat.ts';
+import { smtpMailer } from '../integrations/mail.ts';
 import { startAccessCache } from '../store/access-cache.ts';
 import { openStore, type Sql } from '../store/db.ts';
 import { loadKeyring } from '../store/keyring-file.ts';
@@ -71,6 +78,7 @@ export async function buildDeps(
     pools: createAgentAwarePools(agents),
     agents,
     notify: requestNotifier(config, sql, logger),
+    ...(config.smtp ? { mailer: smtpMailer(config.smtp) } : {}),
     ...(accessCache ? { accessCache } : {}),
   };
 }
@@ -81,7 +89,21 @@ export function requestNotifier(config: Config, sql: Sql, logger: Deps['logger']
     { chatApiUrl: config.chatApiUrl, chatBotToken: config.chatBotToken },
     outboundPolicy(config),
   );
-  return chatRequestNotifier({ sql, logger, baseUrl: config.baseUrl }, (m) => chat.post(m));
+  const viaChat = chatRequestNotifier({ sql, logger, baseUrl: config.baseUrl }, (m) => chat.post(m));
+  if (!config.smtp) return viaChat;
+  const mailer = smtpMailer(config.smtp);
+  return allNotifiers(
+    viaChat,
+    mailRequestNotifier(
+      {
+        sql,
+        logger,
+        baseUrl: config.baseUrl,
+        canSee: (db, person) => canSee(sql, db, { kind: 'user', ...person }),
+      },
+      (m) => mailer.send(m),
+    ),
+  );
 }
 
 async function connectWithRetry(

@@ -38,4 +38,23 @@ describe('loadConfig', () => {
   it('strips a trailing slash from BASE_URL', () => {
     expect(loadConfig({ BASE_URL: 'https://cs.example.com/' }).baseUrl).toBe('https://cs.example.com');
   });
+
+  it('reads SMTP_URL and SMTP_FROM together; a bad value names its variable, never the password', () => {
+    expect(loadConfig({}).smtp).toBeNull();
+    expect(
+      loadConfig({ SMTP_URL: 'smtps://u:p@mail.example.com:465', SMTP_FROM: 'cs@example.com' }).smtp,
+    ).toEqual({ url: 'smtps://u:p@mail.example.com:465', from: 'cs@example.com' });
+    expect(() => loadConfig({ SMTP_URL: 'http://u:hunter22@mail.example.com' })).toThrow(
+      /SMTP_URL: must be an smtp/,
+    );
+    try {
+      loadConfig({ SMTP_URL: 'http://u:hunter22@mail.example.com', SMTP_FROM: 'cs@example.com' });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('hunter22');
+    }
+    expect(() => loadConfig({ SMTP_URL: 'smtp://mail.example.com' })).toThrow(/SMTP_URL and SMTP_FROM/);
+    expect(() => loadConfig({ SMTP_URL: 'smtp://mail.example.com', SMTP_FROM: 'not an address' })).toThrow(
+      /SMTP_FROM: must be the sender address/,
+    );
+  });
 });

@@ -57,6 +57,11 @@ export interface Config {
   trustedProxies: number;
   /** Client ID Metadata Document fetching (api/oauth/README.md, "Client ID Metadata Documents"). */
   cimd: CimdConfig;
+  /**
+   * Outgoing mail (invitations, password resets, review requests): SMTP_URL and SMTP_FROM,
+   * both or neither; null sends no mail and the pages show links to pass on by hand.
+   */
+  smtp: { url: string; from: string } | null;
   /** Metadata documents one client address may make the server fetch per 10 minutes. */
   cimdFetchesPerAddress: number;
   /** The outbound network policy's exceptions (COUNTERSIGN_OUTBOUND_ALLOW; core/outbound/policy.ts). */
@@ -187,8 +192,29 @@ const EnvSchema = v.object({
       v.maxValue(65535, 'must be at most 65535'),
     ),
   ),
+  SMTP_URL: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        isSmtpUrl,
+        'must be an smtp:// or smtps:// URL such as smtps://user:password@mail.example.com:465',
+      ),
+    ),
+  ),
+  SMTP_FROM: v.optional(
+    v.pipe(v.string(), v.email('must be the sender address, such as countersign@example.com')),
+  ),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
+
+function isSmtpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'smtp:' || u.protocol === 'smtps:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
 
 function decodedLength(b64: string): number {
   return Buffer.from(b64, 'base64').length;
@@ -223,6 +249,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if ((e.COUNTERSIGN_ADMIN_EMAIL === undefined) !== (e.COUNTERSIGN_ADMIN_PASSWORD === undefined)) {
     problems.push('COUNTERSIGN_ADMIN_EMAIL and COUNTERSIGN_ADMIN_PASSWORD: set both or neither');
+  }
+  if ((e.SMTP_URL === undefined) !== (e.SMTP_FROM === undefined)) {
+    problems.push('SMTP_URL and SMTP_FROM: set both (the server and the sender address) or neither');
   }
   const allowList = (variable: 'COUNTERSIGN_OUTBOUND_ALLOW' | 'OAUTH_CIMD_ALLOW_HOSTS'): AllowEntry[] => {
     try {
@@ -278,6 +307,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       registrationsPerAddress: e.OAUTH_REGISTRATIONS_PER_ADDRESS,
     },
     trustedProxies: e.TRUSTED_PROXIES,
+    smtp: e.SMTP_URL && e.SMTP_FROM ? { url: e.SMTP_URL, from: e.SMTP_FROM } : null,
     outboundAllow,
     cimdFetchesPerAddress: e.OAUTH_CIMD_FETCHES_PER_ADDRESS,
     cimd: {

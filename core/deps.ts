@@ -1,6 +1,7 @@
 import type { AdapterPool, ConnectionConfig } from '../adapters/types.ts';
 import type { Config } from '../config/env.ts';
 import type { RequestNotifier } from '../governance/notify.ts';
+import type { Mailer } from '../integrations/mail.ts';
 import type { AccessCache } from '../store/access-cache.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
@@ -35,6 +36,8 @@ export interface Deps {
    * origin that submits a request — REST, console, dashboard, MCP — announces it the same way.
    */
   notify?: RequestNotifier;
+  /** Outgoing e-mail, when SMTP_URL and SMTP_FROM are set (integrations/mail.ts). */
+  mailer?: Mailer;
   /**
    * Access decisions kept between requests, emptied by the store's change notifications
    * (store/access-cache.ts); absent where there is none (dev mode's PGlite), closed at shutdown.

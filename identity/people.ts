@@ -219,16 +219,26 @@ export async function passwordLink(
   });
 }
 
-async function newSetupLink(tx: Tx, baseUrl: string, actor: PeopleActor, userId: string): Promise<SetupLink> {
+/**
+ * A one-time link; `actor` null is the person's own request from the sign-in page (e-mailed to
+ * their address), which carries no issuer's authority and lives `lifetimeMs`.
+ */
+export async function newSetupLink(
+  tx: Tx,
+  baseUrl: string,
+  actor: PeopleActor | null,
+  userId: string,
+  lifetimeMs = SETUP_LINK_DAYS * 86_400_000,
+): Promise<SetupLink> {
   const id = newId('pws');
   const minted = mintSecret(SETUP_KIND, id);
-  const expiresAt = new Date(Date.now() + SETUP_LINK_DAYS * 86_400_000);
+  const expiresAt = new Date(Date.now() + lifetimeMs);
   await insertPasswordSetup(tx, {
     id,
     userId,
     secretHash: minted.hash,
-    createdBy: actor.kind === 'user' ? actor.userId : null,
-    createdByKey: actor.kind === 'api_key' ? actor.apiKeyId : (actor.viaApiKeyId ?? null),
+    createdBy: actor?.kind === 'user' ? actor.userId : null,
+    createdByKey: !actor ? null : actor.kind === 'api_key' ? actor.apiKeyId : (actor.viaApiKeyId ?? null),
     expiresAt,
   });
   // The secret travels in the fragment-free query of a page that never sends a Referer elsewhere.

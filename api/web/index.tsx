@@ -4,9 +4,11 @@ import { Hono } from 'hono';
 import type { Deps } from '../../core/deps.ts';
 import { aiConnectPageRoutes } from './ai-connect/routes.tsx';
 import { auditPageRoutes } from './audit/routes.tsx';
+import { confirmationRules } from './confirmations.ts';
 import { consolePageRoutes } from './console/routes.tsx';
 import { dashboardPageRoutes } from './dashboards/routes.tsx';
 import { databasePageRoutes } from './databases/routes.tsx';
+import { confirmDestructive } from './kit/confirm.tsx';
 import { type PageEnv, pageSession } from './kit/page-context.tsx';
 import { organizationPageRoutes } from './organization/routes.tsx';
 import { peoplePageRoutes } from './people/routes.tsx';
@@ -42,6 +44,10 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     '/organization/*',
   ])
     app.use(path, signedIn);
+  // Every revoke, delete and remove asks first, saying what will happen (kit/confirm.tsx).
+  const askFirst = confirmDestructive(confirmationRules(deps));
+  for (const path of ['/people/*', '/databases/*', '/organization/*', '/settings/*', '/workflows/*'])
+    app.use(path, askFirst);
 
   app.get('/', (c) => c.redirect('/dashboards', 302));
   app.route('/', dashboardPageRoutes(deps));

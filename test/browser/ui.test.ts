@@ -251,6 +251,9 @@ describe('the web interface', () => {
     await expect(admin.locator('#new-token').count()).resolves.toBe(0);
     expect(await admin.content()).not.toContain(secret);
     await admin.locator('li', { hasText: 'ci' }).locator('button:has-text("Revoke")').click();
+    // A confirmation step first, saying what revoking does; the token still works until confirmed.
+    await admin.waitForSelector('text=Revoke your token ci?');
+    await admin.click('button:has-text("Revoke the token")');
     await admin.waitForSelector('.notice');
     const revoked = await fetch(`${w.env.svc.url}/v1/dashboards`, {
       headers: { authorization: `Bearer ${secret}` },

@@ -8,6 +8,7 @@ import { createLogger } from '../../core/logger.ts';
 import { dataConverters, serviceCodec } from '../../core/payload-codec.ts';
 import { connectTemporal } from '../../core/temporal.ts';
 import { createUser } from '../../identity/manage.ts';
+import { smtpMailer } from '../../integrations/mail.ts';
 import { accessBarrier, startAccessCache } from '../../store/access-cache.ts';
 import { generateKey, Keyring } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
@@ -99,6 +100,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     pools: createAgentAwarePools(agents),
     agents,
     notify: requestNotifier(config, sql, logger),
+    ...(config.smtp ? { mailer: smtpMailer(config.smtp) } : {}),
     accessCache,
   };
   await bootstrapAndAnnounce(deps, sink);

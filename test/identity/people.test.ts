@@ -203,8 +203,9 @@ describe('disabling and deleting', () => {
     });
     expect(refreshed.status).toBe(400);
     const disabled = (await events(p.id)).find((e) => e.event === 'user.disabled');
-    // Two sessions: the sign-in above and the one the OAuth consent was given in.
-    expect(disabled?.subject).toMatchObject({ sessions_ended: 2, tokens_revoked: 1, ai_grants_revoked: 1 });
+    // Three sessions: the one choosing the password opened, the sign-in above and the one the
+    // OAuth consent was given in.
+    expect(disabled?.subject).toMatchObject({ sessions_ended: 3, tokens_revoked: 1, ai_grants_revoked: 1 });
     // They can sign in again with their password once enabled.
     await signIn(svc, p.email, password);
   });
@@ -236,10 +237,28 @@ describe('the People page', () => {
       method: 'POST',
       headers: { cookie: s.cookie },
       body: new URLSearchParams({ _csrf: s.csrf, email: 'from.page@example.test', role: 'member' }),
+      redirect: 'manual',
     });
-    const html = await invited.text();
-    expect(invited.status).toBe(200);
+    // Post/Redirect/Get: the link is in neither the answer nor the URL, but in a sealed cookie
+    // that the next page reads once.
+    expect(invited.status).toBe(303);
+    const to = invited.headers.get('location')!;
+    expect(to).not.toContain('cspws_');
+    const sealed = /cs_people_link=([^;]+)/.exec(invited.headers.get('set-cookie') ?? '')![1]!;
+    expect(sealed).not.toContain('cspws_');
+    const shown = await svc.fetch(to, { headers: { cookie: `${s.cookie}; cs_people_link=${sealed}` } });
+    const html = await shown.text();
     expect(html).toMatch(/\/set-password\?token=cspws_/);
+    expect(html).toContain('data-copy-from="setup-link"');
+    expect(html).toContain('id="setup-link-expiry"');
+    expect(shown.headers.get('set-cookie')).toMatch(/cs_people_link=;|cs_people_link=[^;]*;.*Max-Age=0/);
+    // A reload (the same GET without the cleared cookie) shows no link; another session cannot open it.
+    expect(await (await svc.fetch(to, { headers: { cookie: s.cookie } })).text()).not.toContain('cspws_');
+    const other = await signIn(svc, svc.admin.email, svc.admin.password);
+    const stolen = await svc.fetch('/people', {
+      headers: { cookie: `${other.cookie}; cs_people_link=${sealed}` },
+    });
+    expect(await stolen.text()).not.toContain('cspws_');
     const m = await onboard('page.member@example.test', 'member', 'page member password');
     const ms = await signIn(svc, m.email, 'page member password');
     expect((await svc.fetch('/people', { headers: { cookie: ms.cookie } })).status).toBe(403);

@@ -61,6 +61,37 @@ describe('the Databases page', () => {
     expect(n!.n).toBe(0);
   });
 
+  it('a credential that does not connect is caught before save, with the server message and no password', async () => {
+    const pg = servers().postgres;
+    const res = await post(
+      '/databases',
+      registration({
+        name: 'wrong-password',
+        adapter: 'postgres',
+        hostname: pg.host,
+        port: String(pg.port),
+        database: pg.database,
+        c0_username: pg.user,
+        c0_password: 'not-the-password-4242',
+      }),
+    );
+    expect(res.status).toBe(422);
+    const html = await res.text();
+    expect(html).toMatch(/id="f-c0_password-error"[^>]*>[^<]*password authentication failed/);
+    expect(html).not.toContain('not-the-password-4242');
+    expect(html).toContain('name="save_anyway"');
+    const [n] = await svc.deps.sql<{ n: number }[]>`select count(*)::int as n from databases`;
+    expect(n!.n).toBe(0);
+  });
+
+  it('a blank registration form starts restricted, with one review, and says who can query', async () => {
+    const { html } = await page('/databases/new');
+    expect(html).toMatch(/<input type="checkbox" name="restrict_access" checked/);
+    expect(html).toMatch(/id="f-c0_reviews_required"[^>]*value="1"/);
+    expect(html).toContain(`Only you (${svc.admin.email})`);
+    expect(html).toContain('wait for 1 approval(s)');
+  });
+
   it('registers a database over verified TLS with a reviewed and an unreviewed credential', async () => {
     const pg = servers().postgres;
     const res = await post(
@@ -83,6 +114,8 @@ describe('the Databases page', () => {
           c1_reviews_required: '0',
           c1_restrict_access: 'on',
           default_credential: '0',
+          // The second credential's password is wrong on purpose (checked below).
+          save_anyway: 'on',
         },
         pg.tls.caCert,
       ),

@@ -34,7 +34,10 @@ describe('the Organization page', () => {
     const id = /action="\/organization\/api-keys\/(key_\w+)\/revoke"/.exec(
       page.slice(page.indexOf('<strong>deploy pipeline</strong>')),
     )![1]!;
-    expect((await post(`/organization/api-keys/${id}/revoke`, {})).status).toBe(303);
+    const ask = await post(`/organization/api-keys/${id}/revoke`, {});
+    expect(await ask.text()).toContain('Revoke the API key deploy pipeline?');
+    expect((await svc.fetch('/api/v1/me', { headers: { 'x-api-key': key } })).status).toBe(200);
+    expect((await post(`/organization/api-keys/${id}/revoke`, { _confirmed: 'yes' })).status).toBe(303);
     expect((await svc.fetch('/api/v1/me', { headers: { 'x-api-key': key } })).status).toBe(401);
   });
 

@@ -134,10 +134,37 @@ describe('the data-protection policies page', () => {
     expect(mine).toContain('No policy applies to this person');
   });
 
-  it('removes a rule and deletes the policy', async () => {
-    expect((await post(`${policyPath}/rules/2/delete`, {})).status).toBe(303);
+  it('taking people out of the policy asks first, naming every one of them (repeated form fields kept)', async () => {
+    const [root] = await svc.deps.sql<
+      { id: string }[]
+    >`select id from users where email = ${svc.admin.email}`;
+    expect((await post(`${policyPath}/assignments`, { users: [memberId, root!.id] })).status).toBe(303);
+    const ask = await post(`${policyPath}/assignments`, { users: [] });
+    expect(ask.status).toBe(200);
+    const asked = await ask.text();
+    expect(asked).toContain(`People who lose its protection: ${svc.admin.email}, support@example.test`);
+    // Back to the member alone: the root admin falls out, so it asks again; confirmed, it is saved.
+    const again = await post(`${policyPath}/assignments`, { users: [memberId] });
+    expect(await again.text()).toContain(`People who lose its protection: ${svc.admin.email}.`);
+    expect((await post(`${policyPath}/assignments`, { users: [memberId], _confirmed: 'yes' })).status).toBe(
+      303,
+    );
+    const people = await svc.deps.sql<{ user_id: string }[]>`
+      select user_id from data_protection_assignments where policy_id = ${policyPath.split('/').pop()!}`;
+    expect(people.map((p) => p.user_id)).toEqual([memberId]);
+  });
+
+  it('removes a rule and deletes the policy, each after a confirmation naming who loses protection', async () => {
+    const ask = await post(`${policyPath}/rules/2/delete`, {});
+    expect(ask.status).toBe(200);
+    const asked = await ask.text();
+    expect(asked).toContain('People who lose this protection: support@example.test');
+    expect(asked).toMatch(/support@example\.test will see [^<]*\.email in clear/);
+    expect(await html(policyPath)).toContain('data-label="Treatment">masked (&#39;****&#39;)');
+    expect((await post(`${policyPath}/rules/2/delete`, { _confirmed: 'yes' })).status).toBe(303);
     expect(await html(policyPath)).not.toContain('data-label="Treatment">masked (&#39;****&#39;)');
-    expect((await post(`${policyPath}/delete`, {})).status).toBe(303);
+    expect(await (await post(`${policyPath}/delete`, {})).text()).toContain('Delete the policy');
+    expect((await post(`${policyPath}/delete`, { _confirmed: 'yes' })).status).toBe(303);
     expect(await html(`/databases/${dbId}/policies`)).toContain('No policy yet');
   });
 });

@@ -105,7 +105,8 @@ describe('workflow pages', () => {
 
   it('lets admins archive, and not members', async () => {
     expect((await post(member, `/workflows/${wf.id}/archive`)).status).toBe(403);
-    const res = await post(admin, `/workflows/${wf.id}/archive`);
+    expect(await (await post(admin, `/workflows/${wf.id}/archive`)).text()).toContain('No new run can start');
+    const res = await post(admin, `/workflows/${wf.id}/archive`, { _confirmed: 'yes' });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toContain('/workflows?notice=');
     expect(

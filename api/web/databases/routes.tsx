@@ -8,13 +8,7 @@ import { listPeople } from '../../../identity/directory.ts';
 import { listAgents } from '../../../registry/agents.ts';
 import { checkConnection } from '../../../registry/check-connection.ts';
 import { CreateDatabase, PatchDatabase } from '../../../registry/database-input.ts';
-import {
-  createDatabase,
-  deleteDatabase,
-  getDatabase,
-  listDatabases,
-  patchDatabase,
-} from '../../../registry/databases.ts';
+import { deleteDatabase, getDatabase, listDatabases, patchDatabase } from '../../../registry/databases.ts';
 import {
   grantAccess,
   grantCredential,
@@ -23,6 +17,7 @@ import {
   revokeAccess,
   revokeCredentialGrant,
 } from '../../../registry/grants.ts';
+import { registerDatabase } from '../../../registry/register.ts';
 import type { Role } from '../../../store/users.ts';
 import {
   adminPagesOnly,
@@ -83,10 +78,18 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     const parsed = v.safeParse(CreateDatabase, createBodyFromForm(form));
     if (!parsed.success) return newPage(c, form, issuesOf(parsed.issues), 422);
     const out = await attempt(() =>
-      createDatabase(deps, c.get('principal').orgId, pageActor(c), parsed.output),
+      registerDatabase(deps, c.get('principal').orgId, pageActor(c), parsed.output, {
+        saveAnyway: form.save_anyway === 'on',
+      }),
     );
     if (!out.ok) return newPage(c, form, errorsOf(out.error), 422);
-    return redirectWith(c, `/databases/${out.value.db.id}`, 'notice', `Registered ${out.value.db.name}.`);
+    if (!out.value.saved) {
+      const errors: FieldErrors = {};
+      for (const f of out.value.failures) errors[`c${f.index}_password`] = f.message;
+      return newPage(c, form, errors, 422, true);
+    }
+    const { db } = out.value.value;
+    return redirectWith(c, `/databases/${db.id}`, 'notice', `Registered ${db.name}.`);
   });
 
   app.get('/databases/:id', (c) => detailPage(c, {}));
@@ -224,13 +227,34 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     return redirectWith(c, page, 'error', out.error.detail);
   }
 
-  async function newPage(c: PageContext, form: Posted, errors: FieldErrors, status: 200 | 422 = 200) {
+  async function newPage(
+    c: PageContext,
+    form: Posted,
+    errors: FieldErrors,
+    status: 200 | 422 = 200,
+    checkFailed = false,
+  ) {
     const p = c.get('principal');
+    const people = await listPeople(deps.sql, pageCaller(c));
     return render(
       c,
       'databases',
       'Register a database',
-      <NewDatabase form={form} errors={errors} agents={await agentsOf(p.orgId)} csrf={c.get('csrfToken')} />,
+      <NewDatabase
+        form={form}
+        fresh={c.req.method === 'GET'}
+        errors={errors}
+        checkFailed={checkFailed}
+        audience={{
+          me: p.email,
+          superAdmins: people
+            .filter((u) => u.role === 'super_admin' && u.id !== p.userId)
+            .map((u) => u.email),
+          everyone: people.length,
+        }}
+        agents={await agentsOf(p.orgId)}
+        csrf={c.get('csrfToken')}
+      />,
       status,
     );
   }

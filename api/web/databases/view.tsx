@@ -98,13 +98,30 @@ export function DatabaseList(props: {
   );
 }
 
+/** Who could see and query a database once it is registered, for the sentence on the form. */
+export interface Audience {
+  me: string;
+  /** Super admins other than the registrant: they see every database (SPEC.md 2.2). */
+  superAdmins: string[];
+  /** Everyone in the organization. */
+  everyone: number;
+}
+
 export function NewDatabase(props: {
   form: Record<string, string>;
+  /** A blank form: the secure defaults are ticked (restricted, one review on the default credential). */
+  fresh: boolean;
   errors: FieldErrors;
+  /** A credential did not connect: the form offers to save anyway. */
+  checkFailed: boolean;
+  audience: Audience;
   agents: Array<{ id: string; name: string }>;
   csrf: string;
 }) {
   const f = props.form;
+  const restricted = props.fresh || f.restrict_access === 'on';
+  const defaultSlot = f.default_credential ?? '0';
+  const reviewsOf = (i: number) => (f[`c${i}_reviews_required`] ? Number(f[`c${i}_reviews_required`]) : 1);
   const asDb = {
     name: f.name,
     adapter: f.adapter as DatabaseRow['adapter'],
@@ -113,15 +130,15 @@ export function NewDatabase(props: {
     group_name: f.group ?? null,
     slack_channel: f.slack_channel ?? null,
     ai_enabled: f.ai_enabled === 'on',
-    restrict_access: f.restrict_access === 'on',
+    restrict_access: restricted,
   };
   const slot = (i: number) => ({
     username: f[`c${i}_username`],
-    reviews_required: f[`c${i}_reviews_required`] ? Number(f[`c${i}_reviews_required`]) : i === 0 ? 0 : 1,
+    reviews_required: reviewsOf(i),
     ai_allowed: f[`c${i}_ai_allowed`] === 'on',
     restrict_access: f[`c${i}_restrict_access`] === 'on',
   });
-  const defaultSlot = f.default_credential ?? '0';
+  const reviews = reviewsOf(Number(defaultSlot) || 0);
   return (
     <section>
       <p class="muted">
@@ -158,9 +175,44 @@ export function NewDatabase(props: {
             />
           </fieldset>
         ))}
+        <WhoCanQuery audience={props.audience} restricted={restricted} reviews={reviews} />
+        {props.checkFailed ? (
+          <fieldset>
+            <legend>Connection check failed</legend>
+            <p>
+              Nothing was saved: a credential did not connect (its error is under its password). Type the
+              passwords again and register, or save it as it is.
+            </p>
+            <label class="check">
+              <input type="checkbox" name="save_anyway" /> Save anyway, without a working connection
+            </label>
+          </fieldset>
+        ) : null}
+        <p class="muted small">Every credential's connection is checked before anything is saved.</p>
         <button type="submit">Register</button>
       </form>
     </section>
+  );
+}
+
+/** The sentence that says, before saving, who will be able to query and what waits for review. */
+function WhoCanQuery(props: { audience: Audience; restricted: boolean; reviews: number }) {
+  const a = props.audience;
+  const admins = a.superAdmins.length > 0 ? ` and the super admins (${a.superAdmins.join(', ')})` : '';
+  return (
+    <div class="card" id="who-can-query" role="note">
+      <h2>Once saved</h2>
+      <p>
+        {props.restricted
+          ? `Only you (${a.me})${admins} will see and query it; grant others access on its page. Untick "Restricted" to open it to all ${a.everyone} people in the organization.`
+          : `All ${a.everyone} people in the organization will see and query it.`}
+      </p>
+      <p>
+        {props.reviews > 0
+          ? `Queries through the default credential (reads and writes) wait for ${props.reviews} approval(s) from another person.`
+          : 'Queries through the default credential run at once, without review.'}
+      </p>
+    </div>
   );
 }
 

@@ -14,6 +14,8 @@ export function PeoplePage(props: {
   canManageSuperAdmins: boolean;
   csrf: string;
   link?: { email: string; url: string; expiresAt: Date } | undefined;
+  /** Links go by e-mail; otherwise they are shown once, to pass on by hand. */
+  mailConfigured: boolean;
   notice?: string | undefined;
   error?: string | undefined;
 }) {
@@ -26,13 +28,23 @@ export function PeoplePage(props: {
         <div class="warning" role="status">
           <p>
             Send this one-time link to <strong>{props.link.email}</strong> to choose a password. It works
-            once, until {when(props.link.expiresAt)}, and is not shown again.
+            once, until <strong id="setup-link-expiry">{when(props.link.expiresAt)}</strong>, and is not shown
+            again.
           </p>
           <p class="secret" id="setup-link">
             {props.link.url}
           </p>
+          <button type="button" class="small" data-copy-from="setup-link">
+            Copy link
+          </button>
         </div>
       ) : null}
+      {props.mailConfigured ? null : (
+        <p class="muted small">
+          No mail server is configured (SMTP_URL): invitation and password links appear here once, to pass on
+          yourself.
+        </p>
+      )}
       <form method="post" action="/people" class="card">
         <h2>Invite someone</h2>
         <Csrf token={props.csrf} />

@@ -248,6 +248,9 @@ function LoginPage(props: {
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
+        <p class="small">
+          <a href="/forgot-password">Forgot your password?</a>
+        </p>
         {(props.sso ?? []).map((o) => (
           <p>
             <a class="sso" href={`/login/sso?${new URLSearchParams({ org: o.org_id, next: props.next })}`}>

@@ -1,10 +1,11 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
-import { MIN_PASSWORD_LENGTH } from '../../../identity/manage.ts';
+import { MIN_PASSWORD_LENGTH, startSession } from '../../../identity/manage.ts';
 import { checkSetupLink, setPasswordWithLink } from '../../../identity/people.ts';
 import type { AppEnv } from '../../env.ts';
 import { fromOwnOrigin } from '../../middleware/same-origin.ts';
 import { Layout } from '../kit/layout.tsx';
+import { endPresentedSession, setSessionCookie } from './session.tsx';
 
 /**
  * The page a one-time link from an invitation or an admin's reset opens. The link's
@@ -40,7 +41,12 @@ export function setPasswordRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppE
         noStore,
       );
     if (outcome === 'invalid_link') return c.html(<Expired />, 410, noStore);
-    return c.redirect('/login?notice=password-set', 303);
+    // The link proved who they are and they just chose the password: they are signed in (a new
+    // session; setting the password ended every earlier one, and the browser's is replaced).
+    const session = await startSession(deps.sql, user.id, c.req.header('user-agent') ?? '');
+    await endPresentedSession(c, deps);
+    setSessionCookie(c, deps.config, session.cookie);
+    return c.redirect('/dashboards', 303);
   });
   return app;
 }
@@ -76,7 +82,10 @@ function Expired() {
     <Layout title="Link expired">
       <section class="card">
         <h1>This link no longer works</h1>
-        <p>It was used already, replaced by a newer one, or expired. Ask an admin for a new link.</p>
+        <p>
+          It was used already, replaced by a newer one, or expired. Ask an admin for a new link, or{' '}
+          <a href="/forgot-password">ask for one by e-mail</a>.
+        </p>
       </section>
     </Layout>
   );

@@ -12,3 +12,12 @@ document.addEventListener('DOMContentLoaded', () => {
   if (!answer.hasAttribute('tabindex')) answer.setAttribute('tabindex', '-1');
   answer.focus();
 });
+// <button data-copy-from="id"> copies the text of element #id (a one-time link, a new secret).
+document.addEventListener('click', (e) => {
+  const b = e.target instanceof Element ? e.target.closest('button[data-copy-from]') : null;
+  const from = b && document.getElementById(b.getAttribute('data-copy-from') || '');
+  if (!b || !from || !navigator.clipboard) return;
+  navigator.clipboard.writeText((from.textContent || '').trim()).then(() => {
+    b.textContent = 'Copied';
+  });
+});
