@@ -149,6 +149,7 @@ const ALLOWED_UPWARD: Record<string, string> = {
   'core/deps.ts -> governance/notify.ts': 'type-only: the composition root',
   'core/deps.ts -> tunnels/hub.ts': 'type-only: the composition root',
   'core/deps.ts -> adapters/types.ts': 'type-only: the composition root',
+  'core/deps.ts -> integrations/mail.ts': 'type-only: the composition root',
   // The Temporal payload codec encrypts under the keyring and records whose key sealed a payload;
   // it is loaded by the client, the worker and the Temporal UI codec route alike, so it sits in core.
   'core/payload-codec.ts -> store/crypto.ts': 'type-only: the keyring it is handed',
