@@ -4,10 +4,12 @@
 // through the same user_id tables as a person's. Marking a key for x-act-as-user is a super
 // admin's own act, never a key's.
 
+import * as v from 'valibot';
 import type { QueryActor } from '../audit/actors.ts';
 import { actorIsAdmin, type Caller } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import { forbidden, notFound, validationFailed } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import { type ApiKeyListing, type ApiKeyRow, listApiKeys, setApiKeyActAs } from '../store/api-keys.ts';
 import type { Sql } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -15,12 +17,25 @@ import { insertServiceAccount, type UserRow } from '../store/users.ts';
 import { createApiKey } from './manage.ts';
 import { isPersonInPerson, type Principal } from './principal.ts';
 
-export interface NewApiKey {
-  name: string;
-  /** Absent: the key is owned by the caller. Present: a new service account owns it. */
-  serviceAccount?: { name?: string | undefined; role: 'admin' | 'member' } | undefined;
-  actAsAllowed?: boolean | undefined;
-}
+/**
+ * A new API key, as POST /api/v1/api-keys and the Organization page's form both send it: checked
+ * here, by issueApiKey, so both doors answer the same field errors.
+ */
+export const ApiKeyInput = v.object({
+  name: v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200)),
+  // Absent: the key is the caller's own. Present: a new service account owns it.
+  service_account: v.optional(
+    v.object({
+      name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200))),
+      role: v.picklist(['member', 'admin'], 'role must be member or admin'),
+    }),
+  ),
+  act_as_allowed: v.optional(v.boolean()),
+});
+export type ApiKeyBody = v.InferInput<typeof ApiKeyInput>;
+
+/** A change to a key: may it act for users (x-act-as-user). */
+export const ApiKeyChange = v.object({ act_as_allowed: v.boolean() });
 
 /** A super admin in person: their session or personal token, not a key nor a service account. */
 function superAdminInPerson(p: Principal): boolean {
@@ -31,7 +46,7 @@ export async function issueApiKey(
   sql: Sql,
   p: Principal,
   actor: QueryActor,
-  input: NewApiKey,
+  body: ApiKeyBody,
 ): Promise<{
   key: ApiKeyRow;
   secret: string;
@@ -39,6 +54,12 @@ export async function issueApiKey(
 }> {
   // A key acting for someone would mint that person a key it could use without the header.
   if (p.actedBy) throw forbidden('an API key acting for a person (x-act-as-user) cannot create keys');
+  const parsed = parseInput(ApiKeyInput, body);
+  const input = {
+    name: parsed.name,
+    serviceAccount: parsed.service_account,
+    actAsAllowed: parsed.act_as_allowed,
+  };
   if (input.actAsAllowed && !superAdminInPerson(p))
     throw forbidden(
       'only a super admin, signed in or with a personal token, may allow a key to act for users',

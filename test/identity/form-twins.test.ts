@@ -1,5 +1,5 @@
 // A web form and its REST twin share one input schema, checked by the domain function both call
-// (identity/people.ts InviteInput, identity/account.ts TokenInput): the same invalid input gets
+// (identity/people.ts InviteInput, identity/account.ts TokenInput, identity/api-keys.ts ApiKeyInput): the same invalid input gets
 // the same field errors through either door, and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIn, startTestService, type TestService } from '../helpers/service.ts';
@@ -43,6 +43,22 @@ async function formAlert(path: string, fields: Record<string, string>): Promise<
     .replaceAll('&lt;', '<')
     .replaceAll('&gt;', '>')
     .replaceAll('&amp;', '&');
+}
+
+/**
+ * A page that answers a refused form by redirecting back with an error flash: the flash's text.
+ * The page shows that text as its alert (api/web/kit/page-context.tsx redirectWith).
+ */
+async function formFlash(path: string, fields: Record<string, string>): Promise<string> {
+  const res = await svc.fetch(path, {
+    method: 'POST',
+    headers: { cookie: admin.cookie },
+    body: new URLSearchParams({ _csrf: admin.csrf, ...fields }),
+    redirect: 'manual',
+  });
+  expect(res.status).toBe(303);
+  const to = new URL(res.headers.get('location') ?? '', 'http://page.invalid');
+  return to.searchParams.get('error') ?? '';
 }
 
 describe('the invite form and POST /api/v1/users', () => {
@@ -105,6 +121,37 @@ describe('the token form and POST /api/v1/tokens', () => {
 
   it('issued no token', async () => {
     const rows = await svc.deps.sql`select 1 from personal_tokens where name = 'ci' or name like 'ttt%'`;
+    expect(rows.length).toBe(0);
+  });
+});
+
+describe('the API key form and POST /api/v1/api-keys', () => {
+  const cases: { name: string; json: Record<string, unknown>; form: Record<string, string> }[] = [
+    { name: 'no name', json: { name: '  ' }, form: { name: '  ', owner: 'me' } },
+    {
+      name: 'a name too long',
+      json: { name: 'k'.repeat(201) },
+      form: { name: 'k'.repeat(201), owner: 'me' },
+    },
+    {
+      name: 'a service account of no such role',
+      json: { name: 'twin-key', service_account: { role: 'owner' } },
+      form: { name: 'twin-key', owner: 'service_account', role: 'owner' },
+    },
+    {
+      name: 'no name and a super admin service account',
+      json: { name: '', service_account: { role: 'super_admin' } },
+      form: { name: '', owner: 'service_account', role: 'super_admin' },
+    },
+  ];
+  for (const c of cases)
+    it(`answers the same field errors: ${c.name}`, async () => {
+      const rest = await restDetail('/api/v1/api-keys', c.json, { 'x-api-key': svc.apiKey });
+      expect(await formFlash('/organization/api-keys', c.form)).toBe(rest);
+    });
+
+  it('issued no key', async () => {
+    const rows = await svc.deps.sql`select 1 from api_keys where name = 'twin-key' or name like 'kkk%'`;
     expect(rows.length).toBe(0);
   });
 });
