@@ -1,8 +1,10 @@
 // Agents as an organization sees them: registration (the token is shown once), revocation,
 // the list with tunnel status, token authentication for the tunnel endpoint, and the check that
 // a database's agent_id names a live agent of its organization.
+import * as v from 'valibot';
 import { inTransaction, recordEvent } from '../audit/events.ts';
 import { conflict, notFound, validationFailed } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import type { QueryActor } from '../governance/types.ts';
 import {
   type AgentRow,
@@ -32,14 +34,29 @@ export interface AgentDeps {
 const heartbeatOf = (deps: AgentDeps) => deps.agents?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
 
 /**
+ * A new agent, as POST /api/v1/agents and the Organization page's form both send it: checked
+ * here, by registerAgent, so both doors (and the CLI) answer the same field errors.
+ */
+export const AgentInput = v.object({
+  name: v.pipe(
+    v.string(),
+    v.trim(),
+    v.minLength(1, 'name is required'),
+    v.maxLength(100),
+    v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash and underscore'),
+  ),
+});
+
+/**
  * Registers an agent; the token is in the result once and stored only as its hash. `actor` is
  * who did it in the organization's audit chain; null only for the host's operator (the CLI),
  * who is no actor of the organization.
  */
 export async function registerAgent(
   deps: AgentDeps,
-  input: { orgId: string; name: string; createdBy: string | null; actor: QueryActor | null },
+  raw: { orgId: string; name: string; createdBy: string | null; actor: QueryActor | null },
 ): Promise<{ agent: AgentStatus & { created_at: string }; token: string }> {
+  const input = { ...raw, name: parseInput(AgentInput, { name: raw.name }).name };
   if (await findLiveAgentByName(deps.sql, input.orgId, input.name))
     throw conflict(`an agent named ${input.name} already exists`);
   const id = newId('agt');

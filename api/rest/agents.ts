@@ -1,20 +1,12 @@
 import { Hono } from 'hono';
-import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
-import { listAgents, registerAgent, revokeAgent } from '../../registry/agents.ts';
+import { AgentInput, listAgents, registerAgent, revokeAgent } from '../../registry/agents.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { jsonBody } from '../validate.ts';
 
-const RegisterAgent = v.object({
-  name: v.pipe(
-    v.string(),
-    v.trim(),
-    v.minLength(1, 'name is required'),
-    v.maxLength(100),
-    v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash and underscore'),
-  ),
-});
+// The domain's schema (registry/agents.ts): the Organization page's form answers the same errors.
+const RegisterAgent = AgentInput;
 
 /** Agents of the organization, under /api/v1/agents (agent/README.md): admins only. */
 export function agentRoutes(deps: Pick<Deps, 'sql' | 'agents'>): Hono<AppEnv> {

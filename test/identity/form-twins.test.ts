@@ -155,3 +155,21 @@ describe('the API key form and POST /api/v1/api-keys', () => {
     expect(rows.length).toBe(0);
   });
 });
+
+describe('the agent form and POST /api/v1/agents', () => {
+  const cases: { name: string; json: Record<string, unknown>; form: Record<string, string> }[] = [
+    { name: 'no name', json: { name: ' ' }, form: { name: ' ' } },
+    { name: 'a name with a space', json: { name: 'twin agent' }, form: { name: 'twin agent' } },
+    { name: 'a name too long', json: { name: 'a'.repeat(101) }, form: { name: 'a'.repeat(101) } },
+  ];
+  for (const c of cases)
+    it(`answers the same field errors: ${c.name}`, async () => {
+      const rest = await restDetail('/api/v1/agents', c.json, { 'x-api-key': svc.apiKey });
+      expect(await formFlash('/organization/agents', c.form)).toBe(rest);
+    });
+
+  it('registered no agent', async () => {
+    const rows = await svc.deps.sql`select 1 from agents where name like 'twin%' or name like 'aaa%'`;
+    expect(rows.length).toBe(0);
+  });
+});

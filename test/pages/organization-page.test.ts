@@ -42,7 +42,7 @@ describe('the Organization page', () => {
   });
 
   it('registers an agent, shows its token once and its status', async () => {
-    const html = await (await post('/organization/agents', { name: 'office network' })).text();
+    const html = await (await post('/organization/agents', { name: 'office-network' })).text();
     expect(html).toMatch(/agt_|csagt_|[A-Za-z]+_[0-9A-Z]{26}_[A-Za-z0-9_-]{43}/);
     expect(html).toContain('not connected');
     expect(html).toContain('countersign agent --server');

@@ -73,13 +73,18 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   );
 
   app.post('/organization/agents', async (c) => {
-    const name = (c.get('form').name ?? '').trim();
     const p = c.get('principal');
+    // Checked by registerAgent with the schema POST /api/v1/agents uses (registry/agents.ts).
     const out = await attempt(() =>
-      registerAgent(deps, { orgId: p.orgId, name, createdBy: p.userId, actor: pageActor(c) }),
+      registerAgent(deps, {
+        orgId: p.orgId,
+        name: c.get('form').name ?? '',
+        createdBy: p.userId,
+        actor: pageActor(c),
+      }),
     );
     if (!out.ok) return redirectWith(c, '/organization', 'error', out.error.detail);
-    return page(c, { created: { kind: 'agent', name, secret: out.value.token } });
+    return page(c, { created: { kind: 'agent', name: out.value.agent.name, secret: out.value.token } });
   });
   app.post('/organization/agents/:id/revoke', async (c) => {
     const out = await attempt(() =>

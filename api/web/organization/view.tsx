@@ -128,7 +128,7 @@ export function OrganizationPage(props: {
         <Csrf token={props.csrf} />
         <div>
           <label for="agent-name">Name</label>
-          <input id="agent-name" name="name" required maxlength={100} placeholder="e.g. eu-west office" />
+          <input id="agent-name" name="name" required maxlength={100} placeholder="e.g. eu-west-office" />
         </div>
         <button type="submit">Register agent</button>
       </form>
