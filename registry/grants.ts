@@ -1,5 +1,7 @@
+import * as v from 'valibot';
 import { inTransaction, recordEvent } from '../audit/events.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import { canSee } from '../governance/access.ts';
 import type { QueryActor } from '../governance/query.ts';
 import { type CredentialRow, findDatabase, listCredentials } from '../store/databases.ts';
@@ -17,6 +19,33 @@ import {
 } from '../store/grants.ts';
 import { newId } from '../store/ids.ts';
 import { findUserById, type Role } from '../store/users.ts';
+
+const UserId = v.pipe(v.string(), v.regex(/^usr_[0-9A-Z]{26}$/, 'must be a user id'));
+
+/**
+ * A database grant, as POST /api/v1/desk/databases/:id/grants and the database page's form both
+ * send it: checked here, by grantAccess, so both doors answer the same field errors.
+ */
+export const GrantInput = v.object({ user_id: UserId });
+export type GrantBody = v.InferInput<typeof GrantInput>;
+
+/**
+ * A credential grant names one user or one role (`{"user_id": …}` or `{"role": "member"}`), as
+ * the REST route and the database page's form both send it; checked by grantCredential.
+ */
+export const CredentialGrantInput = v.pipe(
+  v.object({
+    user_id: v.optional(UserId),
+    role: v.optional(v.picklist(['super_admin', 'admin', 'member'], 'must be super_admin, admin or member')),
+  }),
+  v.forward(
+    v.check((g) => (g.user_id === undefined) !== (g.role === undefined), 'give either user_id or role'),
+    ['user_id'],
+  ),
+  v.description('Who may use a credential with restrict_access: one user, or everyone with one role.'),
+  v.examples([{ user_id: 'usr_01JD0000000000000000000000' }, { role: 'member' }]),
+);
+export type CredentialGrantBody = v.InferInput<typeof CredentialGrantInput>;
 
 /**
  * The database, if the (admin) actor can see it. An admin manages grants only of databases
@@ -45,8 +74,9 @@ export async function grantAccess(
   orgId: string,
   actor: QueryActor,
   databaseId: string,
-  userId: string,
+  body: GrantBody,
 ): Promise<{ grant: GrantRow; created: boolean }> {
+  const userId = parseInput(GrantInput, body).user_id;
   const db = await visibleDatabase(sql, orgId, actor, databaseId);
   const user = await findUserById(sql, userId);
   if (!user || user.org_id !== orgId)
@@ -134,8 +164,12 @@ export async function grantCredential(
   orgId: string,
   actor: QueryActor,
   target: { databaseId: string; credentialId: string },
-  to: { userId: string } | { role: Role },
+  body: CredentialGrantBody,
 ): Promise<{ grant: CredentialGrantRow; created: boolean }> {
+  const input = parseInput(CredentialGrantInput, body);
+  const to: { userId: string } | { role: Role } = input.user_id
+    ? { userId: input.user_id }
+    : { role: input.role! };
   const cred = await visibleCredential(sql, orgId, actor, target.databaseId, target.credentialId);
   if ('userId' in to) {
     const user = await findUserById(sql, to.userId);

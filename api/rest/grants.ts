@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
-import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
 import {
+  CredentialGrantInput,
+  GrantInput,
   grantAccess,
   grantCredential,
   listCredentialAccess,
@@ -15,21 +16,9 @@ import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
-const UserId = v.pipe(v.string(), v.regex(/^usr_[0-9A-Z]{26}$/, 'must be a user id'));
-const CreateGrant = v.object({ user_id: UserId });
-/** A credential grant names one user or one role (`{"user_id": …}` or `{"role": "member"}`). */
-const CreateCredentialGrant = v.pipe(
-  v.object({
-    user_id: v.optional(UserId),
-    role: v.optional(v.picklist(['super_admin', 'admin', 'member'], 'must be super_admin, admin or member')),
-  }),
-  v.forward(
-    v.check((g) => (g.user_id === undefined) !== (g.role === undefined), 'give either user_id or role'),
-    ['user_id'],
-  ),
-  v.description('Who may use a credential with restrict_access: one user, or everyone with one role.'),
-  v.examples([{ user_id: 'usr_01JD0000000000000000000000' }, { role: 'member' }]),
-);
+// The domain's schemas (registry/grants.ts): the database page's forms answer the same errors.
+const CreateGrant = GrantInput;
+const CreateCredentialGrant = CredentialGrantInput;
 
 /**
  * Access grants of restrict_access databases, under /api/v1/desk/databases/:id/grants. Admins
@@ -71,7 +60,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
         p.orgId,
         c.get('actor'),
         c.req.param('id'),
-        body.user_id,
+        body,
       );
       return c.json(presentGrant(grant), created ? 201 : 200);
     },
@@ -131,8 +120,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, CreateCredentialGrant);
       const p = c.get('principal');
-      const to = body.user_id ? { userId: body.user_id } : { role: body.role! };
-      const { grant, created } = await grantCredential(deps.sql, p.orgId, c.get('actor'), target(c), to);
+      const { grant, created } = await grantCredential(deps.sql, p.orgId, c.get('actor'), target(c), body);
       return c.json(presentCredentialGrant(grant), created ? 201 : 200);
     },
   );

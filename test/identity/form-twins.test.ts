@@ -2,6 +2,7 @@
 // (identity/people.ts InviteInput, identity/account.ts TokenInput, identity/api-keys.ts ApiKeyInput): the same invalid input gets
 // the same field errors through either door, and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servers } from '../harness/servers.ts';
 import { signIn, startTestService, type TestService } from '../helpers/service.ts';
 
 let svc: TestService;
@@ -171,5 +172,82 @@ describe('the agent form and POST /api/v1/agents', () => {
   it('registered no agent', async () => {
     const rows = await svc.deps.sql`select 1 from agents where name like 'twin%' or name like 'aaa%'`;
     expect(rows.length).toBe(0);
+  });
+});
+
+describe('the database page grant forms and their REST routes', () => {
+  let db: { id: string; credentials: { id: string }[] };
+  beforeAll(async () => {
+    const pg = servers().postgres;
+    const res = await svc.fetch('/api/v1/desk/databases', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': svc.apiKey },
+      body: JSON.stringify({
+        name: 'twins-restricted',
+        adapter: 'postgres',
+        hostname: pg.host,
+        port: pg.port,
+        database: pg.database,
+        restrict_access: true,
+        credentials: [
+          { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
+        ],
+      }),
+    });
+    expect(res.status).toBe(201);
+    db = (await res.json()) as typeof db;
+  });
+
+  /** The REST field errors as `path: message` lines. */
+  async function restErrors(path: string, body: unknown): Promise<string[]> {
+    const res = await svc.fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': svc.apiKey },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(422);
+    const problem = (await res.json()) as { errors: { path: string; message: string }[] };
+    return problem.errors.map((e) => `${e.path}: ${e.message}`);
+  }
+
+  /** The page's 422 answer: the error shown beside the grant form's user field. */
+  async function pageErrors(path: string, fields: Record<string, string>): Promise<string[]> {
+    const res = await svc.fetch(path, {
+      method: 'POST',
+      headers: { cookie: admin.cookie },
+      body: new URLSearchParams({ _csrf: admin.csrf, ...fields }),
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(422);
+    const html = await res.text();
+    const shown = /id="grant-user-error">([^<]*)</.exec(html)?.[1];
+    return shown === undefined ? [] : [`user_id: ${shown.replaceAll('&#39;', "'")}`];
+  }
+
+  for (const userId of ['', 'not-a-user', 'usr_lowercase00000000000000000'])
+    it(`database grant answers the same field errors: user_id ${JSON.stringify(userId)}`, async () => {
+      const rest = await restErrors(`/api/v1/desk/databases/${db.id}/grants`, { user_id: userId });
+      expect(rest.length).toBeGreaterThan(0);
+      expect(await pageErrors(`/databases/${db.id}/grants`, { user_id: userId })).toEqual(rest);
+    });
+
+  it('credential grant answers the same field errors for a malformed user', async () => {
+    const cred = db.credentials[0]!.id;
+    const rest = await restErrors(`/api/v1/desk/databases/${db.id}/credentials/${cred}/grants`, {
+      user_id: 'not-a-user',
+    });
+    expect(rest.length).toBeGreaterThan(0);
+    const page = await pageErrors(`/databases/${db.id}/credentials/${cred}/grants`, {
+      grantee: 'user:not-a-user',
+    });
+    expect(page).toEqual(rest);
+  });
+
+  it('granted nothing', async () => {
+    expect((await svc.deps.sql`select 1 from database_grants where database_id = ${db.id}`).length).toBe(0);
+    expect(
+      (await svc.deps.sql`select 1 from credential_grants where credential_id = ${db.credentials[0]!.id}`)
+        .length,
+    ).toBe(0);
   });
 });

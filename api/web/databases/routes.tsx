@@ -150,7 +150,8 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.post('/databases/:id/credentials/:cid/grants', async (c) => {
     const [kind, value] = (c.get('form').grantee ?? '').split(':');
-    const to = kind === 'role' ? { role: value as Role } : { userId: value ?? '' };
+    // Checked by grantCredential with the schema the REST route uses (registry/grants.ts).
+    const to = kind === 'role' ? { role: value as Role } : { user_id: value ?? '' };
     return change(
       c,
       () => grantCredential(deps.sql, c.get('principal').orgId, pageActor(c), target(c), to),
@@ -175,13 +176,9 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     change(
       c,
       () =>
-        grantAccess(
-          deps.sql,
-          c.get('principal').orgId,
-          pageActor(c),
-          c.req.param('id'),
-          c.get('form').user_id ?? '',
-        ),
+        grantAccess(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), {
+          user_id: c.get('form').user_id ?? '',
+        }),
       'Access granted.',
     ),
   );

@@ -370,11 +370,21 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
             <Csrf token={props.csrf} />
             <div>
               <label for="grant-user">Grant access to</label>
-              <select id="grant-user" name="user_id">
+              <select
+                id="grant-user"
+                name="user_id"
+                aria-invalid={props.errors.user_id ? 'true' : undefined}
+                aria-describedby={props.errors.user_id ? 'grant-user-error' : undefined}
+              >
                 {props.people.map((p) => (
                   <option value={p.id}>{p.email}</option>
                 ))}
               </select>
+              {props.errors.user_id ? (
+                <div class="error small" id="grant-user-error">
+                  {props.errors.user_id}
+                </div>
+              ) : null}
             </div>
             <button type="submit" class="small">
               Grant
