@@ -2,9 +2,11 @@
 // client or keep it to some databases, on top of what its person may do (DESIGN.md pipeline
 // step 2). AI clients only ever read (SPEC.md 1.4), so no per-client read-only switch is needed.
 
+import * as v from 'valibot';
 import { actorIsAdmin, type Caller } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import { forbidden, validationFailed } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import {
   type AiClientControlRow,
   findAiClientControl,
@@ -37,16 +39,37 @@ export async function aiClientRefusal(
   return null;
 }
 
+/**
+ * One AI client's limits, as PUT /api/v1/ai-clients/:clientId and the Organization page's form
+ * both send them: checked here, by setAiClientControl, so both doors answer the same errors.
+ */
+export const AiClientLimitsInput = v.pipe(
+  v.object({
+    disabled: v.boolean(),
+    database_ids: v.nullable(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.maxLength(500))),
+  }),
+  v.description(
+    'Limits on one AI client for the whole organization: disabled refuses every request it makes; database_ids keeps it to those databases (null: no limit beyond its person).',
+  ),
+  v.examples([
+    { disabled: false, database_ids: ['db_01JD0000000000000000000000'] },
+    { disabled: true, database_ids: null },
+  ]),
+);
+export type AiClientLimitsBody = v.InferInput<typeof AiClientLimitsInput>;
+
 /** Sets a client's limits; admins only; audited as an access change. */
 export async function setAiClientControl(
   sql: Tx,
   orgId: string,
   actor: QueryActor,
   clientId: string,
-  input: { disabled: boolean; databaseIds: string[] | null },
+  body: AiClientLimitsBody,
 ): Promise<AiClientControlRow> {
   if (actor.kind === 'workflow_run' || (actor.kind === 'user' && actor.role === 'member'))
     throw forbidden('this needs the admin role');
+  const parsed = parseInput(AiClientLimitsInput, body);
+  const input = { disabled: parsed.disabled, databaseIds: parsed.database_ids };
   const client = await findClient(sql, clientId);
   if (!client) throw validationFailed([{ path: 'client_id', message: 'no such AI client' }]);
   for (const [i, id] of (input.databaseIds ?? []).entries()) {

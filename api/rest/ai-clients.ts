@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
-import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
-import { listAiClients, setAiClientControl } from '../../governance/ai-clients.ts';
+import { AiClientLimitsInput, listAiClients, setAiClientControl } from '../../governance/ai-clients.ts';
 import type { OrgAiClient } from '../../store/ai-clients.ts';
 import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
@@ -9,19 +8,8 @@ import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
-const Limits = v.pipe(
-  v.object({
-    disabled: v.boolean(),
-    database_ids: v.nullable(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.maxLength(500))),
-  }),
-  v.description(
-    'Limits on one AI client for the whole organization: disabled refuses every request it makes; database_ids keeps it to those databases (null: no limit beyond its person).',
-  ),
-  v.examples([
-    { disabled: false, database_ids: ['db_01JD0000000000000000000000'] },
-    { disabled: true, database_ids: null },
-  ]),
-);
+// The domain's schema (governance/ai-clients.ts): the Organization page's form answers the same errors.
+const Limits = AiClientLimitsInput;
 
 /** Connected AI clients of the organization and their limits, admins only. */
 export function aiClientRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
@@ -36,10 +24,7 @@ export function aiClientRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, Limits);
       const p = c.get('principal');
-      const row = await setAiClientControl(deps.sql, p.orgId, c.get('actor'), c.req.param('clientId'), {
-        disabled: body.disabled,
-        databaseIds: body.database_ids,
-      });
+      const row = await setAiClientControl(deps.sql, p.orgId, c.get('actor'), c.req.param('clientId'), body);
       return c.json({ client_id: row.client_id, disabled: row.disabled, database_ids: row.database_ids });
     },
   );

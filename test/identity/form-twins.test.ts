@@ -15,9 +15,14 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 /** The REST answer's field errors, as its problem detail spells them (core/errors.ts). */
-async function restDetail(path: string, body: unknown, auth: Record<string, string>): Promise<string> {
+async function restDetail(
+  path: string,
+  body: unknown,
+  auth: Record<string, string>,
+  method = 'POST',
+): Promise<string> {
   const res = await svc.fetch(path, {
-    method: 'POST',
+    method,
     headers: { 'content-type': 'application/json', ...auth },
     body: JSON.stringify(body),
   });
@@ -249,5 +254,21 @@ describe('the database page grant forms and their REST routes', () => {
       (await svc.deps.sql`select 1 from credential_grants where credential_id = ${db.credentials[0]!.id}`)
         .length,
     ).toBe(0);
+  });
+});
+
+describe('the AI client limits form and PUT /api/v1/ai-clients/:clientId', () => {
+  // The form's body is capped at 8 KiB (api/middleware/body-limit.ts), so the schema's 500-id cap
+  // is out of its reach; what both doors can send is a client or a database that does not exist.
+  it('answers the same field errors: no such client', async () => {
+    const rest = await restDetail(
+      '/api/v1/ai-clients/twin-client',
+      { disabled: false, database_ids: ['db_twin'] },
+      { 'x-api-key': svc.apiKey },
+      'PUT',
+    );
+    expect(
+      await formFlash('/organization/ai-clients', { client_id: 'twin-client', database_ids: 'db_twin' }),
+    ).toBe(rest);
   });
 });
