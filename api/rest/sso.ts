@@ -3,6 +3,7 @@ import { type Context, Hono } from 'hono';
 import * as v from 'valibot';
 import type { Deps } from '../../core/deps.ts';
 import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../identity/sso.ts';
+import { SsoInput } from '../../identity/sso-input.ts';
 import type { SsoConfigRow } from '../../store/sso.ts';
 import type { AppEnv } from '../env.ts';
 import { notFound } from '../errors.ts';
@@ -11,45 +12,7 @@ import { clientAddress } from '../middleware/client-address.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody } from '../validate.ts';
 
-export const SsoInput = v.object({
-  issuer: v.pipe(v.string(), v.url('must be the issuer URL of an OpenID provider')),
-  client_id: v.pipe(v.string(), v.minLength(1), v.maxLength(500)),
-  client_secret: v.pipe(v.string(), v.minLength(1), v.maxLength(2000)),
-  provision_role: v.optional(v.nullable(v.picklist(['admin', 'member'])), null),
-  /** A claim (e.g. `groups`) whose values pick a new account's role through `role_map`. */
-  role_claim: v.optional(
-    v.nullable(v.pipe(v.string(), v.trim(), v.regex(/^[\w.:-]{1,100}$/, 'must be a claim name'))),
-    null,
-  ),
-  role_map: v.optional(
-    v.record(
-      v.pipe(v.string(), v.maxLength(200)),
-      v.picklist(['admin', 'member'], 'must be admin or member'),
-    ),
-    {},
-  ),
-  /** Email domains the organization owns: a verified email in one links an existing account at SSO sign-in. */
-  domains: v.optional(
-    v.pipe(
-      v.array(
-        v.pipe(
-          v.string(),
-          v.trim(),
-          v.toLowerCase(),
-          v.regex(
-            /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
-            'must be a domain name',
-          ),
-        ),
-      ),
-      v.maxLength(50),
-    ),
-    [],
-  ),
-  enabled: v.optional(v.boolean(), true),
-  /** The super admin's own password, entered again: SSO decides who signs in as whom. */
-  current_password: v.optional(v.pipe(v.string(), v.maxLength(1000))),
-});
+// The schema is identity's (identity/sso-input.ts): the Organization page's form uses it too.
 const SsoRemoval = v.object({ current_password: v.optional(v.pipe(v.string(), v.maxLength(1000))) });
 
 export function ssoAdminRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | 'logger'>): Hono<AppEnv> {

@@ -8,8 +8,9 @@ import { aiLimitChoices, listAiClients, setAiClientControl } from '../../../gove
 import { issueApiKey, listOrgApiKeys, markApiKeyActAs } from '../../../identity/api-keys.ts';
 import { revokeOrgApiKey } from '../../../identity/manage.ts';
 import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../../identity/sso.ts';
+import { SsoInput } from '../../../identity/sso-input.ts';
 import { listAgents, registerAgent, revokeAgent } from '../../../registry/agents.ts';
-import { SsoInput, ssoThrottle } from '../../rest/sso.ts';
+import { ssoThrottle } from '../../rest/sso.ts';
 import {
   adminPagesOnly,
   attempt,
