@@ -1,5 +1,4 @@
 import { asyncLocalStorage } from '@temporalio/activity';
-import { policyFor } from '../automation/protection.ts';
 import type { Deps } from '../core/deps.ts';
 import { type EvalContext, renderSql } from '../expr/index.ts';
 import { classifyStatement } from '../governance/classify.ts';
@@ -102,7 +101,6 @@ async function governedStep(
   // The placeholder style is the database's: values never enter the SQL text.
   const { text, params } = renderSql(input.query, input.ctx, target.adapter);
   const actor = await actorOf(deps.sql, input);
-  const before = await policyFor(deps.sql, target.database_id, actor);
   const outcome = await runGovernedQuery(
     { sql: deps.sql, keyring: deps.keyring, logger: deps.logger, pools: deps.pools },
     {
@@ -121,9 +119,8 @@ async function governedStep(
   // 'refuse' is the default: a credential that needs reviews is denied, never left pending.
   if (outcome.status !== 'executed') throw nonRetryable('QueryDenied', 'the credential requires reviews');
   const r = outcome.result;
-  // A policy reassigned while the query ran leaves it unclear which one applied: record a value
-  // no policy has, so every reader with a policy sees the rows redacted (fail closed).
-  const after = await policyFor(deps.sql, target.database_id, actor);
+  // The pipeline says which policy (and which version of it) the statement was planned under.
+  const policy = outcome.policy;
   return {
     rows: r.rows,
     columns: r.columns,
@@ -132,12 +129,14 @@ async function governedStep(
     num_rows: r.num_rows,
     truncated: r.truncated,
     protection:
-      // A recovered output was computed by an earlier attempt, under whichever policy applied then.
-      before?.version === after?.version && outcome.delivery !== 'recovered'
+      // A recovered output was computed by an earlier attempt, under whichever policy applied
+      // then: record a value no policy has, so every reader with a policy sees the rows
+      // redacted (fail closed).
+      outcome.delivery !== 'recovered'
         ? {
             database_id: target.database_id,
-            policy_id: before?.id ?? null,
-            policy_version: before?.version ?? null,
+            policy_id: policy?.policyId ?? null,
+            policy_version: policy?.version ?? null,
           }
         : { database_id: target.database_id, policy_id: 'unknown', policy_version: null },
   };

@@ -8,6 +8,7 @@ import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import type { TemporalHandle } from '../core/temporal.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
+import { redactRun } from '../governance/protection/run-output.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';
@@ -17,7 +18,6 @@ import type { WorkflowRow } from '../store/workflows.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
 import type { RunSnapshot, RunState, RunTrigger } from '../workflows/types.ts';
 import { startExecution } from './execution.ts';
-import { redactRun } from './redact.ts';
 import { reconcileRun } from './run-sweep.ts';
 import { buildSnapshot } from './snapshot.ts';
 import { startFailureReason, startMayHaveHappened } from './start-failure.ts';
@@ -180,7 +180,7 @@ async function resumeStart(deps: RunDeps, runId: string): Promise<void> {
 }
 
 /**
- * A run as its reader may see it (outputs redacted by their policy, automation/redact.ts); while
+ * A run as its reader may see it (outputs redacted by their policy, governance/protection/run-output.ts); while
  * it runs, the live state comes from the workflow's query.
  */
 export interface RunView {

@@ -2,7 +2,7 @@
 // Temporal UI and CLI send the payloads of a history; each encrypted payload names the organization
 // and run it belongs to (bound into its encryption, core/payload-codec.ts). A person gets plaintext
 // only of their own organization's runs they may read, redacted by their own data-protection policy
-// exactly as the run page redacts (automation/redact.ts):
+// exactly as the run page redacts (governance/protection/run-output.ts):
 //   - a run's state (workflow result, state query) goes through redactRun itself;
 //   - a query step's rows are judged by their own protection record;
 //   - anything else of a run (inputs, API requests and responses, approvals, failure messages)
@@ -13,11 +13,6 @@ import { recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { forbidden } from '../core/errors.ts';
 import { type EncryptionCodec, isEncrypted, ownerOf, PayloadDecryptError } from '../core/payload-codec.ts';
-import { readableWorkflow } from '../governance/workflow-access.ts';
-import type { UserPrincipal } from '../identity/principal.ts';
-import { findOrgRun } from '../store/temporal-owners.ts';
-import { stateQuery } from '../workflows/messages.ts';
-import type { RunState } from '../workflows/types.ts';
 import {
   hideRows,
   isRows,
@@ -26,7 +21,12 @@ import {
   type RunOrigin,
   redactRun,
   type VerdictMemo,
-} from './redact.ts';
+} from '../governance/protection/run-output.ts';
+import { readableWorkflow } from '../governance/workflow-access.ts';
+import type { UserPrincipal } from '../identity/principal.ts';
+import { findOrgRun } from '../store/temporal-owners.ts';
+import { stateQuery } from '../workflows/messages.ts';
+import type { RunState } from '../workflows/types.ts';
 
 type CodecDeps = Pick<Deps, 'sql' | 'temporal'>;
 

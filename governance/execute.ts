@@ -10,7 +10,14 @@ import type { StatementClass } from './classify.ts';
 import { poolFor } from './connections.ts';
 import { type AttemptOutcome, runStepAttempt, type StepAttempt } from './once.ts';
 import { planProtection, ServerStyleError } from './protection/index.ts';
-import type { GovernanceDeps, GovernedOutcome, GovernedQuery, QueryActor, QueryOrigin } from './types.ts';
+import type {
+  GovernanceDeps,
+  GovernedOutcome,
+  GovernedQuery,
+  GoverningPolicy,
+  QueryActor,
+  QueryOrigin,
+} from './types.ts';
 
 /** Rows a person's query may return at most; the UI and API say when a result was cut. */
 export const HARD_MAX_ROWS = 10_000;
@@ -63,6 +70,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
   const t0 = performance.now();
   let result: QueryResult;
   let ran: AttemptOutcome | null = null;
+  let policy: GoverningPolicy | null = null;
   try {
     // Step 5 (DESIGN.md): data protection rewrites the statement so protected columns are masked
     // wherever they appear, and redacts what comes back; it refuses what it cannot analyze. It runs
@@ -76,6 +84,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       statement: x.statement,
       params: x.params,
     });
+    policy = plan.applied && { policyId: plan.applied.policyId, version: plan.applied.version };
     const pool = poolFor(deps, x.db, x.cred);
     const exec = async (session: Pick<ExecuteOptions, 'tag' | 'prepareAs'>) => {
       let raw: QueryResult;
@@ -127,6 +136,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
     requestId: x.review?.requestId ?? null,
     auditId: audit.id,
     ...(ran ? { delivery: ran.delivery } : {}),
+    policy,
   };
 }
 

@@ -29,6 +29,7 @@ export type {
   GovernancePolicy,
   GovernedOutcome,
   GovernedQuery,
+  GoverningPolicy,
   PendingReviewOutcome,
   QueryActor,
   QueryOrigin,

@@ -201,13 +201,21 @@ export async function editRequest(
   id: string,
   input: { statement?: string; params?: ParamValue[]; runOnApproval?: boolean },
 ): Promise<RequestView> {
+  const sqlChanged = input.statement !== undefined || input.params !== undefined;
+  // The data-protection check reads the target's catalog and the policy on other connections:
+  // it runs before the transaction, which then holds its row lock only for the write (an
+  // embedded store serves one transaction at a time, so a read beside it would wait forever).
+  if (sqlChanged) {
+    const { request: r, db } = await visibleRequest(deps.sql, orgId, { actor, origin: 'user' }, id, false);
+    requireAuthor(actor, r, 'edit a query request');
+    if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
+    await refuseEdit(deps, r, db, actor, input.statement ?? r.statement, input.params);
+  }
   const request = await deps.sql.begin(async (tx) => {
     const { request: r, db } = await visibleRequest(tx, orgId, { actor, origin: 'user' }, id, true);
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
-    const sqlChanged = input.statement !== undefined || input.params !== undefined;
     const statement = input.statement ?? r.statement;
-    if (sqlChanged) await refuseEdit(deps, r, db, actor, statement, input.params);
     if (sqlChanged) {
       // Reviewers see what the edit changed against the revision they approved.
       await insertRevision(tx, {

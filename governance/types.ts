@@ -68,7 +68,23 @@ export type GovernedOutcome = {
   auditId?: string;
   /** For a workflow step attempt: how its statement ran (governance/once.ts). */
   delivery?: Delivery;
+  /**
+   * The data-protection policy the statement was planned under (protection/index.ts), null when
+   * none applied. A `recovered` delivery's rows were computed by an earlier attempt, under
+   * whichever policy applied then.
+   */
+  policy: GoverningPolicy | null;
 };
+
+/**
+ * A data-protection policy as it stood when it governed a statement. `version` is the policy
+ * row's updated_at (ISO 8601), which changes whenever the policy or its rules do, so rows
+ * computed under earlier rules are not mistaken for rows computed under the current ones.
+ */
+export interface GoverningPolicy {
+  policyId: string;
+  version: string;
+}
 
 /** The query waits for reviews as query request `requestId`. */
 export interface PendingReviewOutcome {

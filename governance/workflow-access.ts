@@ -29,7 +29,7 @@ export function mayStart(caller: Caller, wf: Pick<WorkflowRow, 'run_permissions'
 /**
  * May `caller` read runs of `wf`? Whoever may start it; admins, who can edit the definition
  * anyway; and the approvers an approval step names, who must see what they approve. What each
- * reader sees of the outputs is then cut by their own data-protection policy (automation/redact.ts).
+ * reader sees of the outputs is then cut by their own data-protection policy (governance/protection/run-output.ts).
  */
 export function mayRead(caller: Caller, wf: Pick<WorkflowRow, 'run_permissions' | 'steps'>): boolean {
   if (mayStart(caller, wf) || caller.kind !== 'user' || caller.role === 'admin') return true;

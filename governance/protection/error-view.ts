@@ -3,7 +3,7 @@
 // of whoever the query ran as. Another reader whose own policy hides those values gets a generic
 // message instead; the detail stays for those allowed to see it: the person it ran as, readers
 // without a policy on that database, readers under the very same policy, and the organization's
-// own keys (which see every value anyway, as they do run outputs: automation/redact.ts).
+// own keys (which see every value anyway, as they do run outputs: run-output.ts).
 import { applicablePolicy } from '../../store/data-protection.ts';
 import type { Tx } from '../../store/db.ts';
 import { findUserById } from '../../store/users.ts';

@@ -11,12 +11,13 @@ import {
   applicablePolicy,
   findPolicy,
   listRules,
+  type PolicyRow,
   type PolicyWithRules,
 } from '../../store/data-protection.ts';
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 import type { Tx } from '../../store/db.ts';
 import { poolFor, poolVersion } from '../connections.ts';
-import type { QueryActor } from '../types.ts';
+import type { GoverningPolicy, QueryActor } from '../types.ts';
 import { rewriteMysql } from './mysql.ts';
 import { rewritePostgres } from './postgres.ts';
 import { MASK, ProtectionRefusedError, RuleBook, UnknownObjectError } from './rules.ts';
@@ -47,7 +48,7 @@ export interface ProtectionPlan {
   statement: string;
   params: ParamValue[];
   /** The policy that applied, or null when none does (the statement is then unchanged). */
-  applied: { policyId: string; rewritten: boolean } | null;
+  applied: (GoverningPolicy & { rewritten: boolean }) | null;
   /** Second line of defence on the result (fail closed where the source cannot be established). */
   redact(result: QueryResult): QueryResult;
   /**
@@ -105,7 +106,7 @@ export async function planProtection(deps: ProtectionDeps, input: ProtectionInpu
   return {
     statement,
     params: input.params,
-    applied: { policyId: found.policy.id, rewritten: statement !== input.statement },
+    applied: { ...governing(found.policy), rewritten: statement !== input.statement },
     redact: (r) =>
       withHiddenNote(
         scrubResult(db.adapter === 'postgres' ? redactBySource(r, schema, rules) : r, rules.salt),
@@ -184,11 +185,30 @@ async function applicable(
 ): Promise<PolicyWithRules | null> {
   // Most queries have no policy: the access statement said so already, without a query of its own.
   if (input.policyId === null) return null;
-  if (input.policyId === undefined) return policyFor(sql, input.db, input.actor);
+  if (input.policyId === undefined) return policyFor(sql, input.db.id, input.actor);
   // Gone since the access statement read it: ask again rather than run unprotected.
   return (
-    (await policyWithRules(sql, input.db.id, input.policyId)) ?? (await policyFor(sql, input.db, input.actor))
+    (await policyWithRules(sql, input.db.id, input.policyId)) ??
+    (await policyFor(sql, input.db.id, input.actor))
   );
+}
+
+/**
+ * The policy that applies to `actor` on a database now, as a statement planned now would run
+ * under it; null when none does. Run outputs compare it with the policy their rows were
+ * computed under (run-output.ts).
+ */
+export async function currentPolicy(
+  sql: Tx,
+  databaseId: string,
+  actor: QueryActor,
+): Promise<GoverningPolicy | null> {
+  const found = await policyFor(sql, databaseId, actor);
+  return found ? governing(found.policy) : null;
+}
+
+function governing(policy: PolicyRow): GoverningPolicy {
+  return { policyId: policy.id, version: policy.updated_at.toISOString() };
 }
 
 async function policyWithRules(
@@ -204,11 +224,11 @@ async function policyWithRules(
   });
 }
 
-async function policyFor(sql: Tx, db: DatabaseRow, actor: QueryActor): Promise<PolicyWithRules | null> {
+async function policyFor(sql: Tx, databaseId: string, actor: QueryActor): Promise<PolicyWithRules | null> {
   // Policies are assigned to people and roles; organization API keys and workflow runs act for
   // the organization (README "Who a policy applies to").
   if (actor.kind !== 'user') return null;
-  return applicablePolicy(sql, db.id, actor.userId, actor.role);
+  return applicablePolicy(sql, databaseId, actor.userId, actor.role);
 }
 
 function schemaOf(

@@ -100,7 +100,14 @@ describe.each(['postgres', 'mariadb'] as const)(
       expect(run.status, run.error ?? '').toBe('succeeded');
       const out = run.steps![0]!.output!;
       expect(out.rows).toEqual([['Ada', '****', null]]);
-      expect(out.protection).toMatchObject({ database_id: target.databaseId, policy_id: target.policyId });
+      // The version is the one the governed pipeline planned the statement under.
+      const [policy] = await w.env.svc.deps.sql<{ updated_at: Date }[]>`
+        select updated_at from data_protection_policies where id = ${target.policyId}`;
+      expect(out.protection).toEqual({
+        database_id: target.databaseId,
+        policy_id: target.policyId,
+        policy_version: policy!.updated_at.toISOString(),
+      });
       expect(leaks(run)).toBe(false);
       // The value the template copied into the request is the masked one, at the peer itself.
       const sent = w.env.receiver.requests.slice(before).filter((r) => r.path === hook);

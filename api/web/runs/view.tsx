@@ -278,7 +278,7 @@ function StepOutput(props: { output: unknown }) {
   const o = props.output;
   if (o === null || o === undefined) return null;
   const q = o as { columns?: unknown; rows?: unknown; redacted?: unknown };
-  // automation/redact.ts: the reader's policy differs from the one the output was computed under.
+  // governance/protection/run-output.ts: the reader's policy differs from the one the output was computed under.
   const note = typeof q.redacted === 'string' ? <p class="warning">{q.redacted}</p> : null;
   const c = o as { result?: unknown; ended_run_as?: unknown; command?: unknown; num_rows?: unknown };
   if (c.result === false && typeof c.ended_run_as === 'string')

@@ -3,14 +3,14 @@
 // a person whose own policy on that database differs, or who cannot see that database, gets
 // the values hidden. Templates can copy those values into API calls, so the API steps of such
 // a run are hidden too.
-import type { Deps } from '../core/deps.ts';
-import { errorRefusal, hiddenError } from '../governance/protection/error-view.ts';
-import { canSee } from '../governance/query.ts';
-import type { Principal } from '../identity/principal.ts';
-import { findDatabase } from '../store/databases.ts';
-import { findCredentialTarget, findWorkflow } from '../store/workflows.ts';
-import type { OutputProtection, RunState, StepState } from '../workflows/types.ts';
-import { policyFor } from './protection.ts';
+import type { Deps } from '../../core/deps.ts';
+import type { Principal } from '../../identity/principal.ts';
+import { findDatabase } from '../../store/databases.ts';
+import { findCredentialTarget, findWorkflow } from '../../store/workflows.ts';
+import type { OutputProtection, RunState, StepState } from '../../workflows/types.ts';
+import { canSee } from '../access.ts';
+import { errorRefusal, hiddenError } from './error-view.ts';
+import { currentPolicy } from './index.ts';
 
 type Reader = Principal;
 
@@ -53,7 +53,7 @@ export interface RunOrigin {
  * (`invalid input syntax for type integer: "…"`), a condition comparing a value, a later step
  * binding one. A reader whose own policy hides values on any database the run read gets every
  * step error but an approval's, and the run's error, replaced by a generic message
- * (governance/protection/error-view.ts decides who may read them).
+ * (error-view.ts decides who may read them).
  */
 async function hideErrors(
   deps: Pick<Deps, 'sql'>,
@@ -187,15 +187,15 @@ async function judge(deps: Pick<Deps, 'sql'>, reader: Reader & { kind: 'user' },
   const actor = { kind: 'user' as const, userId: reader.userId, role: reader.role };
   const db = await findDatabase(deps.sql, reader.orgId, rec.database_id);
   if (!db || !(await canSee(deps.sql, db, actor))) return 'its database is not visible to you';
-  const mine = await policyFor(deps.sql, rec.database_id, actor);
+  const mine = await currentPolicy(deps.sql, rec.database_id, actor);
   // Without a policy of their own the reader could read every value of that database anyway.
   if (mine === null) return null;
-  if (mine.id === rec.policy_id && mine.version === rec.policy_version) return null;
-  if (mine.id === rec.policy_id)
-    return `policy ${mine.id}, which applies to you on ${db.name}, has changed since the step ran`;
+  if (mine.policyId === rec.policy_id && mine.version === rec.policy_version) return null;
+  if (mine.policyId === rec.policy_id)
+    return `policy ${mine.policyId}, which applies to you on ${db.name}, has changed since the step ran`;
   return rec.policy_id === null
-    ? `it ran without a data-protection policy and policy ${mine.id} applies to you on ${db.name}`
-    : `it ran under data-protection policy ${rec.policy_id} and policy ${mine.id} applies to you on ${db.name}`;
+    ? `it ran without a data-protection policy and policy ${mine.policyId} applies to you on ${db.name}`
+    : `it ran under data-protection policy ${rec.policy_id} and policy ${mine.policyId} applies to you on ${db.name}`;
 }
 
 export function note(why: string): string {
