@@ -80,7 +80,8 @@ async function signIn(person: { email: string; password: string }): Promise<Page
 async function submit(page: Page, statement: string): Promise<string> {
   await page.goto(`${svc.url}/console`);
   await page.selectOption('select[name=credential]', { index: 0 });
-  await page.fill('#statement', statement);
+  // The console's editor (CodeMirror) stands in for the plain textarea when scripts run.
+  await page.fill('#console-form .cm-content', statement);
   await Promise.all([
     page.waitForLoadState('load'),
     page.click('form[action="/console"] button[type=submit]'),
