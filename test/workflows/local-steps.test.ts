@@ -70,9 +70,9 @@ describe('local activities', () => {
   });
 
   it('replays a run recorded before local activities existed without a nondeterminism error', async () => {
-    // Recorded with the interpreter of the commit before this change: query (5 s), condition,
+    // Recorded with the interpreter as it was before local activities: query (5 s), condition,
     // chat, approval, api (5 s) and chat_reply, every one of them a regular activity. A worker
-    // restarted on the new code replays such in-flight runs from their history.
+    // upgraded to local steps replays such in-flight runs from their history.
     const json = JSON.parse(
       await readFile(new URL('../fixtures/run-before-local-steps.history.json', import.meta.url), 'utf8'),
     );
