@@ -3,7 +3,7 @@
 // only a failed query's error is shown as the reader may read it: the caller passes the viewer
 // (governance/audit-view.ts decides; audit/ only stores and shows).
 
-import { type AuditFilter, type AuditRow, searchAudit } from '../store/audit.ts';
+import { AUDIT_BODY_COLUMNS, type AuditFilter, type AuditRow, searchAudit } from '../store/audit.ts';
 import type { Tx } from '../store/db.ts';
 
 /** An entry as one reader may read it (governance/audit-view.ts auditViewer). */
@@ -114,37 +114,16 @@ export async function* exportEntries(
   }
 }
 
-export const CSV_COLUMNS = [
+/** The export's columns: the entry's hashed body (one list, store/audit.ts) in the chain's order. */
+export const CSV_COLUMNS: readonly (keyof AuditRow)[] = [
   'id',
   'seq',
-  'occurred_at',
-  'actor_kind',
-  'actor_user_id',
-  'actor_api_key_id',
-  'actor_workflow_run_id',
-  'actor_workflow_id',
-  'origin',
-  'ai_client_id',
-  'ai_client_name',
-  'database_id',
-  'credential_id',
-  'statement',
-  'params',
-  'classification',
-  'rows_returned',
-  'duration_ms',
-  'request_id',
-  'reviews_required',
-  'approved_by',
-  'bypassed',
-  'bypass_reason',
-  'outcome',
-  'detail',
+  ...AUDIT_BODY_COLUMNS.filter((c) => c !== 'id' && c !== 'org_id'),
   'event',
   'subject',
   'prev_hash',
   'hash',
-] as const satisfies readonly (keyof AuditRow)[];
+];
 
 /** One CSV line (RFC 4180 quoting), ending in CRLF. */
 export function csvLine(values: readonly unknown[]): string {
