@@ -142,22 +142,25 @@ ensure_go() {
   echo "${root}/bin/go"
 }
 
-build_temporal() {
+# go_build NAME MODULE WHAT: builds MODULE's binary NAME into the cache once. Two test runs
+# starting at once must not build twice or see a half-written binary (one lock per binary).
+go_build() {
+  local name="$1" module="$2" what="$3" lock go staging
   mkdir -p "$CACHE_BIN"
-  # Two test runs starting at once must not build twice or see a half-written binary.
-  exec 9>"${CACHE_DIR}/temporal-build.lock"
-  flock 9
-  if [ -x "${CACHE_BIN}/temporal" ]; then exec 9>&-; return 0; fi
-  local go staging
+  exec {lock}>"${CACHE_DIR}/${name}-build.lock"
+  flock "$lock"
+  if [ -x "${CACHE_BIN}/${name}" ]; then exec {lock}>&-; return 0; fi
   go="$(ensure_go)"
   staging="$(mktemp -d "${CACHE_DIR}/build.XXXXXX")"
-  log "building the Temporal CLI (go install ${TEMPORAL_CLI_MODULE}); this takes a few minutes, once"
-  GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" GOBIN="$staging" "$go" install "$TEMPORAL_CLI_MODULE" </dev/null
-  mv "${staging}/temporal" "${CACHE_BIN}/temporal"
+  log "building ${what} (go install ${module}); this takes a few minutes, once"
+  GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" GOBIN="$staging" "$go" install "$module" </dev/null
+  mv "${staging}/${name}" "${CACHE_BIN}/${name}"
   rmdir "$staging"
-  exec 9>&-
-  log "built ${CACHE_BIN}/temporal"
+  exec {lock}>&-
+  log "built ${CACHE_BIN}/${name}"
 }
+
+build_temporal() { go_build temporal "$TEMPORAL_CLI_MODULE" "the Temporal CLI"; }
 
 # Same search order as test/foundation/helm.test.ts.
 find_helm() {
@@ -166,21 +169,7 @@ find_helm() {
   command -v helm 2>/dev/null
 }
 
-build_helm() {
-  mkdir -p "$CACHE_BIN"
-  exec 8>"${CACHE_DIR}/helm-build.lock"
-  flock 8
-  if [ -x "${CACHE_BIN}/helm" ]; then exec 8>&-; return 0; fi
-  local go staging
-  go="$(ensure_go)"
-  staging="$(mktemp -d "${CACHE_DIR}/build.XXXXXX")"
-  log "building Helm (go install ${HELM_MODULE}); this takes a few minutes, once"
-  GOTOOLCHAIN="${GOTOOLCHAIN:-auto}" GOBIN="$staging" "$go" install "$HELM_MODULE" </dev/null
-  mv "${staging}/helm" "${CACHE_BIN}/helm"
-  rmdir "$staging"
-  exec 8>&-
-  log "built ${CACHE_BIN}/helm"
-}
+build_helm() { go_build helm "$HELM_MODULE" "Helm"; }
 
 # --- main -------------------------------------------------------------------------------------
 
