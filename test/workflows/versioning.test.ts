@@ -236,6 +236,21 @@ describe('a rolling upgrade from release A to release B', () => {
     expect(await executedBy(runs.cronB)).toEqual(B_ONLY);
   });
 
+  it("a worker of release A restarted after the promotion does not take B's place", async () => {
+    const restarted = await startWorker(
+      { ...env.svc.deps, config: release('A', 'auto') },
+      temporal.server.address,
+      { workflowBundle: workflowBundle(), identity: 'worker-A-restarted' },
+    );
+    try {
+      const outcome = await restarted.promotion;
+      expect(outcome).toMatchObject({ current: false, currentBuildId: 'B' });
+      expect(outcome?.reason).toContain('newer');
+    } finally {
+      await restarted.shutdown();
+    }
+  });
+
   it("A drains only when its last run ended; then A's workers stop and B runs everything", async () => {
     // a2, pinned to A, is still waiting for its approval: A is draining, not drained.
     await waitDrainage('A', 'VERSION_DRAINAGE_STATUS_DRAINING');
