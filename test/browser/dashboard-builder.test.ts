@@ -182,7 +182,8 @@ describe('the dashboard builder', () => {
     await admin.click('button:has-text("Save panel")');
     await admin.waitForURL(/notice=/);
     await admin.locator('button[aria-label="Move Names up"]').focus();
-    await Promise.all([admin.waitForURL(/notice=/), admin.keyboard.press('Enter')]);
+    await admin.keyboard.press('Enter');
+    await admin.locator('p.notice', { hasText: 'Panel moved up' }).waitFor();
     expect(await admin.locator('.panel-list li strong').allTextContents()).toEqual([
       'Names',
       'Refund candidates',

@@ -17,32 +17,61 @@ for (const figure of document.querySelectorAll('[data-chart]')) draw(figure);
 function draw(figure) {
   const data = JSON.parse(figure.getAttribute('data-chart'));
   const canvas = figure.querySelector('.chart-canvas');
-  const labels = data.x.labels;
-  const bars = data.kind === 'bar' ? uPlot.paths.bars({ size: [0.6, 64] }) : undefined;
+  const bar = data.kind === 'bar';
+  // Bars stand at 0, 1, 2, … with the x values as labels, grouped side by side per row.
+  const labels = data.x.labels ?? (bar ? data.x.values.map(String) : null);
+  const xs = labels ? labels.map((_, i) => i) : data.x.values;
+  const n = data.series.length;
+  const share = 0.8 / n;
+  const barsOf = (k) =>
+    uPlot.paths.bars({
+      disp: {
+        x0: { unit: 1, values: (u) => u.data[0].map((x) => x - 0.4 + k * share) },
+        size: { unit: 1, values: () => [share] },
+      },
+    });
   const width = () => Math.max(200, canvas.clientWidth || figure.clientWidth);
   const opts = {
     width: width(),
     height: 240,
-    legend: { show: data.series.length > 1 },
+    legend: { show: n > 1, live: false },
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: false, ...(bars ? { distr: 2 } : {}) } },
+    scales: {
+      x: { time: false, ...(labels ? { range: (_u, min, max) => [min - 0.5, max + 0.5] } : {}) },
+      y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
+    },
     axes: [
       {
         label: data.x.name,
-        values: labels ? (_u, splits) => splits.map((i) => labels[i] ?? '') : undefined,
+        ...(labels
+          ? {
+              // One label every so many bars, so that they do not overlap on a phone.
+              splits: (u) => {
+                const step = Math.max(
+                  1,
+                  Math.ceil(xs.length / Math.max(1, u.bbox.width / devicePixelRatio / 70)),
+                );
+                return xs.filter((i) => i % step === 0);
+              },
+              values: (_u, splits) => splits.map((i) => labels[i] ?? ''),
+            }
+          : {}),
       },
       {},
     ],
     series: [
       { label: data.x.name },
-      ...data.series.map((s, i) => ({
-        label: s.name,
-        stroke: COLOURS[i % COLOURS.length],
-        width: 2,
-        ...(bars ? { paths: bars, fill: `${COLOURS[i % COLOURS.length]}99`, points: { show: false } } : {}),
-      })),
+      ...data.series.map((s, k) => {
+        const colour = COLOURS[k % COLOURS.length];
+        return {
+          label: s.name,
+          stroke: colour,
+          width: bar ? 1 : 2,
+          ...(bar ? { paths: barsOf(k), fill: `${colour}cc`, points: { show: false } } : {}),
+        };
+      }),
     ],
   };
-  const chart = new uPlot(opts, [data.x.values, ...data.series.map((s) => s.values)], canvas);
+  const chart = new uPlot(opts, [xs, ...data.series.map((s) => s.values)], canvas);
   new ResizeObserver(() => chart.setSize({ width: width(), height: 240 })).observe(figure);
 }
