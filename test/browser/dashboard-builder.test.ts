@@ -95,6 +95,8 @@ async function build(page: Page, name: string): Promise<string> {
   await page.click('button:has-text("Preview")');
   await page.locator('#preview figure.chart canvas').first().waitFor();
   expect(await page.locator('#preview table.result-table tbody tr').count()).toBe(2);
+  if ((page.viewportSize()?.width ?? 0) > 1000)
+    await page.screenshot({ path: `${SHOTS}builder-preview-laptop.png`, fullPage: true });
   // The workflow's customer_id input is filled from the column of the same name by default.
   expect(await page.inputValue('#pe-act-0-map-customer_id')).toBe('customer_id');
   await page.selectOption('#pe-act-0-map-note', 'name');
@@ -205,6 +207,40 @@ describe('the dashboard builder', () => {
     expect(await axe(member)).toEqual([]);
     await member.screenshot({ path: `${SHOTS}dashboard-phone.png`, fullPage: true });
   }, 180_000);
+
+  it('says what is wrong with a panel in words beside the form, and saves nothing', async () => {
+    const admin = await signIn(w.admin, LAPTOP);
+    const made = await w.call<{ id: string }>(
+      'POST',
+      '/v1/dashboards',
+      { name: 'Checked', restricted_access: false },
+      w.admin,
+    );
+    await admin.goto(`${w.env.svc.url}/dashboards/${made.body.id}/edit`);
+    await admin.fill('#pe-title', 'Oops');
+    await admin.selectOption('#pe-credential', w.credentials.open);
+    await admin.fill('#pe-query', 'delete from customers');
+    await admin.click('button:has-text("Save panel")');
+    const alert = admin.locator('#editor-errors');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('Query: a panel query may only read');
+    expect(await admin.locator('#pe-query-error').textContent()).toContain('may only read');
+    // The typed text stays in the form to be fixed.
+    expect(await admin.inputValue('#pe-query')).toBe('delete from customers');
+    const after = await w.call<{ panels: unknown[] }>(
+      'GET',
+      `/v1/dashboards/${made.body.id}`,
+      undefined,
+      w.admin,
+    );
+    expect(after.body.panels).toEqual([]);
+    expect(await axe(admin)).toEqual([]);
+
+    // A member may open a dashboard shared with everyone, not its builder.
+    const member = await signIn(w.member, PHONE);
+    const res = await member.goto(`${w.env.svc.url}/dashboards/${made.body.id}/edit`);
+    expect(res?.status()).toBe(403);
+  }, 120_000);
 
   it('deletes a dashboard only after the confirmation page, and reports the chart script size', async () => {
     const admin = await signIn(w.admin, LAPTOP);
