@@ -7,13 +7,14 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DashboardWorld, type Person, startDashboardWorld } from '../dashboards/fixture.ts';
 
 const SHOTS = '/work/notes/shots/dashbuilder/';
 let w: DashboardWorld;
 let browser: Browser;
 let axeSource: string;
+const problems: string[] = [];
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
@@ -24,6 +25,9 @@ beforeAll(async () => {
     args: ['--no-sandbox', '--disable-background-networking'],
   });
 }, 120_000);
+afterEach(() => {
+  expect(problems.splice(0)).toEqual([]);
+});
 afterAll(async () => {
   await browser?.close();
   await w?.stop();
@@ -34,7 +38,21 @@ const PHONE = { width: 375, height: 740 };
 
 async function signIn(who: Person, viewport: { width: number; height: number }): Promise<Page> {
   const context = await browser.newContext({ viewport });
+  // The chart (uPlot and its adopted stylesheet) runs under the strict CSP: any violation or page
+  // error fails the test (afterEach below).
+  await context.exposeFunction('__cspViolation', (v: string) => problems.push(v));
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) =>
+      (window as unknown as { __cspViolation(v: string): void }).__cspViolation(
+        `${location.pathname}: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'}`,
+      ),
+    );
+  });
   const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(`${page.url()}: ${e.message}`));
   await page.goto(`${w.env.svc.url}/login`);
   await page.fill('#email', who.email);
   await page.fill('#password', who.password);

@@ -120,7 +120,14 @@ export function dashboardBuilderRoutes(deps: Deps): Hono<PageEnv> {
       ? []
       : checked.issues.map((i) => ({ path: v.getDotPath(i) ?? '', message: i.message }));
     const preview = checked.success ? await runPreview(c, found.value, draft, samples) : null;
-    return builder(c, found.value, { panelId: form.panel || null, draft, samples, errors, preview });
+    return builder(c, found.value, {
+      panelId: form.panel || null,
+      draft,
+      samples,
+      errors,
+      preview,
+      previewed: true,
+    });
   });
 
   app.post('/dashboards/:id/edit/panels', async (c) => {

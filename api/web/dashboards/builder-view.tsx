@@ -19,6 +19,8 @@ export interface PanelEditor {
   /** Paths relative to the panel (`details.query`, `actions.0.workflow_id`). */
   errors: FieldError[];
   preview: PanelState | null;
+  /** After a Preview press: the preview takes the focus (kit/assets/app.js focuses #outcome). */
+  previewed?: boolean;
 }
 
 const VIEW_LABEL = { table: 'Table', line: 'Line chart', bar: 'Bar chart' } as const;
@@ -349,16 +351,18 @@ function PanelEditorForm(props: {
       <section id="preview" aria-live="polite" aria-labelledby="preview-heading">
         <h3 id="preview-heading">Preview</h3>
         {props.editor.preview ? (
-          <PanelBody
-            panel={previewPanel(draft)}
-            back=""
-            state={props.editor.preview}
-            base=""
-            values={samples}
-            csrf={props.csrf}
-            actions={[]}
-            workflowNames={{}}
-          />
+          <div {...(props.editor.previewed ? { id: 'outcome' } : {})}>
+            <PanelBody
+              panel={previewPanel(draft)}
+              back=""
+              state={props.editor.preview}
+              base=""
+              values={samples}
+              csrf={props.csrf}
+              actions={[]}
+              workflowNames={{}}
+            />
+          </div>
         ) : (
           <p class="muted">Press Preview to run the query as you, with the values above; nothing is saved.</p>
         )}
