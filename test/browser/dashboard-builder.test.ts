@@ -243,6 +243,9 @@ describe('the dashboard builder', () => {
     await alert.waitFor();
     expect(await alert.textContent()).toContain('Query: a panel query may only read');
     expect(await admin.locator('#pe-query-error').textContent()).toContain('may only read');
+    // The field itself is marked invalid and described by its message.
+    expect(await admin.getAttribute('#pe-query', 'aria-invalid')).toBe('true');
+    expect(await admin.getAttribute('#pe-query', 'aria-describedby')).toBe('pe-query-hint pe-query-error');
     // The typed text stays in the form to be fixed.
     expect(await admin.inputValue('#pe-query')).toBe('delete from customers');
     const after = await w.call<{ panels: unknown[] }>(
@@ -258,6 +261,22 @@ describe('the dashboard builder', () => {
     const member = await signIn(w.member, PHONE);
     const res = await member.goto(`${w.env.svc.url}/dashboards/${made.body.id}/edit`);
     expect(res?.status()).toBe(403);
+    // Nor its preview: a posted draft is refused before it runs (no query entry for it).
+    const csrf = await member.locator('input[name=_csrf]').first().inputValue();
+    const statement = `select 'member preview ${Date.now()}' as probe`;
+    const preview = await member.request.post(`${w.env.svc.url}/dashboards/${made.body.id}/edit/preview`, {
+      form: {
+        _csrf: csrf,
+        panel: '',
+        title: 'x',
+        credential: w.credentials.open,
+        query: statement,
+        view: 'table',
+      },
+    });
+    expect(preview.status()).toBe(403);
+    const ran = await w.env.svc.deps.sql`select 1 from audit_log where statement = ${statement}`;
+    expect(ran).toHaveLength(0);
   }, 120_000);
 
   it('deletes a dashboard only after the confirmation page, and reports the chart script size', async () => {

@@ -83,7 +83,7 @@ export function dashboardBuilderRoutes(deps: Deps): Hono<PageEnv> {
 
   app.get('/dashboards/:id/edit', async (c) => {
     const id = c.req.param('id');
-    const found = await attempt(() => getDashboard(deps.sql, c.get('principal'), id));
+    const found = await attempt(() => editable(c, id));
     if (!found.ok) return notFoundPage(c, found.error);
     const d = found.value;
     const wanted = c.req.query('panel');
@@ -110,7 +110,8 @@ export function dashboardBuilderRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   app.post('/dashboards/:id/edit/preview', async (c) => {
-    const found = await attempt(() => getDashboard(deps.sql, c.get('principal'), c.req.param('id')));
+    // Only an editor previews: the draft runs only after that check.
+    const found = await attempt(() => editable(c, c.req.param('id')));
     if (!found.ok) return notFoundPage(c, found.error);
     const form = c.get('form');
     const draft = draftFromForm(form);
@@ -213,6 +214,13 @@ export function dashboardBuilderRoutes(deps: Deps): Hono<PageEnv> {
       ? redirectWith(c, '/dashboards', 'notice', `Dashboard “${out.value.name}” deleted.`)
       : redirectWith(c, edit(id), 'error', out.error.detail);
   });
+
+  /** The dashboard if the person may change it (listing its grants asks requireEditor), else 403/404. */
+  async function editable(c: PageContext, id: string): Promise<DashboardRow> {
+    const d = await getDashboard(deps.sql, c.get('principal'), id);
+    await listGrants(deps.sql, c.get('principal'), d.id);
+    return d;
+  }
 
   /** Runs the draft as the editor, never opening a query request ('view'), read-only like a panel. */
   async function runPreview(

@@ -224,10 +224,17 @@ function PanelEditorForm(props: {
       ) : null}
       <div class="row">
         <Field id="pe-title" label="Title" errors={err('title')}>
-          <input id="pe-title" name="title" maxlength={200} value={draft.title} autocomplete="off" />
+          <input
+            id="pe-title"
+            {...aria('pe-title', err('title'))}
+            name="title"
+            maxlength={200}
+            value={draft.title}
+            autocomplete="off"
+          />
         </Field>
         <Field id="pe-view" label="Show the result as" errors={err('details.view')}>
-          <select id="pe-view" name="view">
+          <select id="pe-view" {...aria('pe-view', err('details.view'))} name="view">
             {(['table', 'line', 'bar'] as const).map((k) => (
               <option value={k} selected={draft.view === k}>
                 {VIEW_LABEL[k]}
@@ -237,7 +244,12 @@ function PanelEditorForm(props: {
         </Field>
       </div>
       <Field id="pe-credential" label="Database and credential" errors={err('details.credential_id')}>
-        <select id="pe-credential" name="credential" required>
+        <select
+          id="pe-credential"
+          {...aria('pe-credential', err('details.credential_id'))}
+          name="credential"
+          required
+        >
           <option value="">Choose…</option>
           {props.choices.credentials.map((c) => (
             <option value={c.id} selected={draft.credential_id === c.id}>
@@ -252,7 +264,13 @@ function PanelEditorForm(props: {
         errors={err('details.query')}
         hint="A read (SELECT). Write ${name} where an input's value goes; it is sent as a parameter, never as SQL text. Charts draw the first column along the bottom and every other numeric column as a series."
       >
-        <textarea id="pe-query" name="query" required spellcheck={false} aria-describedby="pe-query-hint">
+        <textarea
+          id="pe-query"
+          name="query"
+          required
+          spellcheck={false}
+          {...aria('pe-query', err('details.query'), 'pe-query-hint')}
+        >
           {draft.query}
         </textarea>
       </Field>
@@ -261,7 +279,13 @@ function PanelEditorForm(props: {
         {inputs.map((input, i) => (
           <div class="row">
             <Field id={`pe-in-${i}-key`} label={`Input ${i + 1} name`} errors={err(`inputs.${i}`)}>
-              <input id={`pe-in-${i}-key`} name={`in.${i}.key`} value={input.key} autocomplete="off" />
+              <input
+                id={`pe-in-${i}-key`}
+                {...aria(`pe-in-${i}-key`, err(`inputs.${i}`))}
+                name={`in.${i}.key`}
+                value={input.key}
+                autocomplete="off"
+              />
             </Field>
             <Field id={`pe-in-${i}-description`} label="Label shown to viewers" errors={[]}>
               <input
@@ -297,6 +321,7 @@ function PanelEditorForm(props: {
                 >
                   <input
                     id={`pe-act-${i}-label`}
+                    {...aria(`pe-act-${i}-label`, err(`actions.${i}.label`))}
                     name={`act.${i}.label`}
                     value={a.label}
                     autocomplete="off"
@@ -307,7 +332,11 @@ function PanelEditorForm(props: {
                   label="Workflow it starts"
                   errors={err(`actions.${i}.workflow_id`)}
                 >
-                  <select id={`pe-act-${i}-workflow`} name={`act.${i}.workflow`}>
+                  <select
+                    id={`pe-act-${i}-workflow`}
+                    {...aria(`pe-act-${i}-workflow`, err(`actions.${i}.workflow_id`))}
+                    name={`act.${i}.workflow`}
+                  >
                     <option value="">None</option>
                     {props.choices.workflows.map((w) => (
                       <option value={w.id} selected={a.workflow_id === w.id}>
@@ -414,6 +443,15 @@ function MappingRows(props: {
       })}
     </fieldset>
   );
+}
+
+/** A control's accessible error (WCAG 3.3.1): marked invalid and described by its message (and hint). */
+function aria(id: string, errors: FieldError[], hint?: string) {
+  const described = [hint, errors.length > 0 ? `${id}-error` : undefined].filter(Boolean).join(' ');
+  return {
+    ...(errors.length > 0 ? { 'aria-invalid': 'true' } : {}),
+    ...(described ? { 'aria-describedby': described } : {}),
+  };
 }
 
 function Field(props: { id: string; label: string; errors: FieldError[]; hint?: string; children: unknown }) {
