@@ -34,7 +34,8 @@ import {
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
-import { BuilderPage, NewDashboardPage, type PanelEditor, previewPanel } from './builder-view.tsx';
+import { BuilderPage, NewDashboardPage, type PanelEditor } from './builder-view.tsx';
+import { previewPanel } from './panel-editor-view.tsx';
 import { bodyOfDraft, draftFromForm, draftOfPanel, EMPTY_DRAFT, samplesFromForm } from './panel-form.ts';
 
 /** The settings fields as the REST body has them: `restricted_access` is a boolean there. */
