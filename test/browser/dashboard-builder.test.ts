@@ -87,6 +87,7 @@ async function overflow(page: Page): Promise<number> {
 async function build(page: Page, name: string): Promise<string> {
   await page.goto(`${w.env.svc.url}/dashboards`);
   await page.click('text=New dashboard');
+  expect(await axe(page)).toEqual([]);
   await page.fill('#dash-name', name);
   await page.check('input[name=restricted_access][value=true]');
   await Promise.all([page.waitForURL(/\/edit/), page.click('button:has-text("Create and add panels")')]);
