@@ -1,7 +1,10 @@
 import pino from 'pino';
 import type { Config } from '../config/env.ts';
+import { currentTraceIds } from './tracing.ts';
 
 export type Logger = pino.Logger;
+
+const NO_TRACE = Object.freeze({});
 
 /**
  * Logs are JSON lines. Anything that could carry a secret is redacted by path as a second
@@ -12,6 +15,8 @@ export function createLogger(level: Config['logLevel'], destination?: pino.Desti
     {
       level,
       base: { service: 'countersign' },
+      // With tracing on, a line written inside a span names its trace and span (core/tracing.ts).
+      mixin: () => currentTraceIds() ?? NO_TRACE,
       redact: {
         paths: [
           '*.password',

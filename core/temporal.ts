@@ -2,6 +2,7 @@ import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { LoadedDataConverter } from '@temporalio/common';
 import type { Config } from '../config/env.ts';
+import { temporalClientInterceptors } from './tracing.ts';
 
 /** Connections to Temporal, shared by the API (start, signal, query) and readiness checks. */
 export interface TemporalHandle {
@@ -21,12 +22,15 @@ export async function connectTemporal(
   dataConverter?: LoadedDataConverter,
 ): Promise<TemporalHandle> {
   const connection = await Connection.connect({ address, interceptors: [retryExceptQueries] });
+  // With tracing on, a start carries the request's trace context to the run (core/tracing.ts).
+  const workflow = temporalClientInterceptors();
   return {
     connection,
     client: new Client({
       connection,
       namespace: config.temporalNamespace,
       ...(dataConverter ? { dataConverter } : {}),
+      ...(workflow.length ? { interceptors: { workflow } } : {}),
     }),
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
