@@ -4,8 +4,6 @@ import { currentTraceIds } from './tracing.ts';
 
 export type Logger = pino.Logger;
 
-const NO_TRACE = Object.freeze({});
-
 /**
  * Logs are JSON lines. Anything that could carry a secret is redacted by path as a second
  * line of defence; the first is never putting secrets in log objects at all.
@@ -16,7 +14,8 @@ export function createLogger(level: Config['logLevel'], destination?: pino.Desti
       level,
       base: { service: 'countersign' },
       // With tracing on, a line written inside a span names its trace and span (core/tracing.ts).
-      mixin: () => currentTraceIds() ?? NO_TRACE,
+      // A new object each time: pino merges the line's fields into it.
+      mixin: () => currentTraceIds() ?? {},
       redact: {
         paths: [
           '*.password',
