@@ -26,7 +26,19 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
-import type { ServerSpanEnd, TraceIds } from './tracing.ts';
+
+/** The W3C trace context of a span (trace-context §3.2), as logs and audit entries name it. */
+export interface TraceIds {
+  trace_id: string;
+  span_id: string;
+}
+
+/** What the HTTP span is told once the request has been answered. */
+export interface ServerSpanEnd {
+  name: string;
+  attributes: Attributes;
+  failed: boolean;
+}
 
 export interface TracingSdk {
   currentIds(): TraceIds | undefined;

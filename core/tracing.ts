@@ -4,16 +4,13 @@
 // function call. Spans carry names, ids and kinds, never statement values, parameters or secrets.
 import type { Attributes } from '@opentelemetry/api';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
-import type { TracingSdk } from './tracing-sdk.ts';
+import type { ServerSpanEnd, TraceIds, TracingSdk } from './tracing-sdk.ts';
+
+// Types only: importing them loads nothing.
+export type { ServerSpanEnd, TraceIds } from './tracing-sdk.ts';
 
 /** The process a span comes from: the default service name is `countersign-<role>`. */
 export type TracingRole = 'serve' | 'worker';
-
-/** The W3C trace context of a span (trace-context §3.2), as logs and audit entries name it. */
-export interface TraceIds {
-  trace_id: string;
-  span_id: string;
-}
 
 let sdk: TracingSdk | null = null;
 
@@ -67,13 +64,6 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: () => Promis
 /** A span for a call to another system (the statement on a target database: db.* attributes). */
 export function inClientSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
   return sdk ? sdk.inSpan(name, attributes, fn, 'client') : fn();
-}
-
-/** What the HTTP span is told once the request has been answered. */
-export interface ServerSpanEnd {
-  name: string;
-  attributes: Attributes;
-  failed: boolean;
 }
 
 /**
