@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../core/deps.ts';
 import { isStoreUnavailable } from '../core/store-outage.ts';
+import { tracingActive } from '../core/tracing.ts';
 import type { AppEnv } from './env.ts';
 import { AppError, internalError, notFound, problemResponse, storeUnavailable } from './errors.ts';
 import { mcpRoutes } from './mcp/index.ts';
@@ -10,6 +11,7 @@ import { sessionCookieName } from './middleware/auth.ts';
 import { bodyLimits } from './middleware/body-limit.ts';
 import { strictCsp } from './middleware/csp.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { httpTracing } from './middleware/tracing.ts';
 import { oauthRoutes } from './oauth/index.ts';
 import { mountOpenApi } from './openapi.ts';
 import { agentRoutes } from './rest/agents.ts';
@@ -45,6 +47,8 @@ const STORE_RETRY_AFTER_SECONDS = 5;
 
 export function createApp(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  // Outermost, so the request's log line and everything it does run inside its span.
+  if (tracingActive()) app.use('*', httpTracing());
   app.use('*', requestLog(deps.logger));
   // Pages must not be framed (clickjacking on consent and review buttons). `same-origin` sends no
   // referrer to other sites, yet lets the browser send our own Origin on our forms, which the

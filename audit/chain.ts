@@ -9,7 +9,8 @@ export const GENESIS_HASH = '0'.repeat(64);
 /**
  * The columns an entry's hash covers, besides seq and prev_hash: store/audit.ts
  * AUDIT_BODY_COLUMNS, with the time as ISO text; `event` and `subject` only on non-query events
- * (a query entry's body is what it was before events existed).
+ * (a query entry's body is what it was before events existed), but for a query entry written
+ * inside a trace, whose subject holds its trace_id (audit/events.ts).
  */
 export type AuditBody = { [K in Exclude<AuditBodyColumn, 'occurred_at'>]: AuditRow[K] } & {
   occurred_at: string;

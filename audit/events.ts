@@ -1,5 +1,6 @@
 import type { ParamValue } from '../adapters/types.ts';
 import { governedQueries } from '../core/metrics.ts';
+import { currentTraceIds, inSpan } from '../core/tracing.ts';
 import {
   AUDIT_BODY_COLUMNS,
   type AuditInsert,
@@ -61,10 +62,22 @@ export function wasAudited(err: unknown): boolean {
 
 /** Appends one entry to the organization's hash chain. Throws when the store refuses: fail closed. */
 export async function recordAttempt(sql: Tx, a: AuditAttempt): Promise<{ id: string; seq: bigint }> {
-  const entry = toEntry(a);
-  const { seq } = await appendAudit(sql, entry, bodyText(bodyOf(entry)));
+  const trace = traceSubject();
+  const entry = { ...toEntry(a), ...(trace ? { subject: trace } : {}) };
+  const { seq } = await inSpan('governed query audit', {}, () =>
+    appendAudit(sql, entry, bodyText(bodyOf(entry))),
+  );
   governedQueries.inc({ origin: a.origin, outcome: a.outcome });
   return { id: entry.id, seq };
+}
+
+/**
+ * With tracing on, the trace of the request (or run) an entry was written in, kept in its subject:
+ * a hashed column already, so the chain's column list and every older entry's hash stay as they are.
+ */
+function traceSubject(): { trace_id: string } | null {
+  const ids = currentTraceIds();
+  return ids ? { trace_id: ids.trace_id } : null;
 }
 
 function toEntry(a: AuditAttempt): AuditInsert {
@@ -139,10 +152,15 @@ export async function recordEvent<K extends EventType>(
       detail: ev.detail,
     }),
     event: ev.event,
-    subject: ev.subject,
+    subject: withTrace(ev.subject),
   };
   const { seq } = await appendAudit(sql, entry, bodyText(bodyOf(entry)));
   return { id: entry.id, seq };
+}
+
+function withTrace<S>(subject: S): S {
+  const trace = traceSubject();
+  return trace && typeof subject === 'object' && subject !== null ? { ...subject, ...trace } : subject;
 }
 
 /** The hashed columns of an entry, from a row to insert or a row read back. */
@@ -151,9 +169,10 @@ export function bodyOf(e: AuditInsert | AuditRow): AuditBody {
   return {
     ...body,
     occurred_at: e.occurred_at.toISOString(),
-    // canonicalJson leaves undefined keys out: query entries hash exactly as they always did.
+    // canonicalJson leaves undefined keys out: query entries hash exactly as they always did,
+    // and a query entry has a subject only when written inside a trace (its trace_id).
     event: e.event === 'query' ? undefined : e.event,
-    subject: e.event === 'query' ? undefined : (e.subject ?? null),
+    subject: e.event === 'query' ? (e.subject ?? undefined) : (e.subject ?? null),
   };
 }
 

@@ -79,11 +79,18 @@ try {
       // Workflow code is never imported by the compiled code itself: the worker loads its bundle.
     }),
     // Only to learn which sources Temporal's bundle is made of (writes nothing).
-    build({ ...common, entryPoints: ['workflows/index.ts'], write: false, outdir: temp }),
+    build({
+      ...common,
+      entryPoints: ['workflows/index.ts', 'workflows/tracing.ts'],
+      write: false,
+      outdir: temp,
+    }),
     bundleWorkflowCode({
       workflowsPath: join(ROOT, 'workflows/index.ts'),
       // The failure converter the worker names (core/payload-codec.ts), copied beside the code below.
       failureConverterPath: join(ROOT, 'core/failure-converter.cjs'),
+      // OpenTelemetry's workflow interceptors, idle unless a run's start carried a trace context.
+      workflowInterceptorModules: [join(ROOT, 'workflows/tracing.ts')],
       logger: quiet,
     }),
   ]);

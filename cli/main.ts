@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/env.ts';
 import { keepServingOnSocketErrors } from '../core/last-resort.ts';
+import { startTracing, stopTracing } from '../core/tracing.ts';
 import { UsageError } from './errors.ts';
 
 const usage = (agentUsage: string) => `countersign <command> [options]
@@ -43,6 +44,8 @@ const commands: Record<string, Command> = {
         import('../governance/maintenance.ts'),
         import('../automation/run-sweep.ts'),
       ]);
+    // Before the Temporal client exists: its interceptors carry the trace context to the runs.
+    await startTracing('serve');
     const deps = await buildDeps(config, {
       storeUrl: requireStore(config),
       temporalAddress: requireTemporal(config),
@@ -72,6 +75,7 @@ const commands: Record<string, Command> = {
     await deps.accessCache?.close();
     await deps.sql.end({ timeout: 5 });
     await deps.temporal?.connection.close();
+    await stopTracing();
   },
   async worker(config, args) {
     const address = requireTemporal(config);
@@ -83,6 +87,7 @@ const commands: Record<string, Command> = {
       import('./boot.ts'),
       import('../worker/worker.ts'),
     ]);
+    await startTracing('worker');
     const deps = await buildDeps(config, {
       storeUrl: requireStore(config),
       temporalAddress: null,
@@ -120,6 +125,7 @@ const commands: Record<string, Command> = {
     await endpoint?.close();
     await deps.accessCache?.close();
     await deps.sql.end({ timeout: 5 });
+    await stopTracing();
   },
   async dev(config) {
     const { startDev } = await import('./dev.ts');

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import type { Config } from '../config/env.ts';
+import { currentTraceIds } from './tracing.ts';
 
 export type Logger = pino.Logger;
 
@@ -12,6 +13,9 @@ export function createLogger(level: Config['logLevel'], destination?: pino.Desti
     {
       level,
       base: { service: 'countersign' },
+      // With tracing on, a line written inside a span names its trace and span (core/tracing.ts).
+      // A new object each time: pino merges the line's fields into it.
+      mixin: () => currentTraceIds() ?? {},
       redact: {
         paths: [
           '*.password',

@@ -3,6 +3,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import type { LoadedDataConverter, WorkerDeploymentVersion } from '@temporalio/common';
 import type { Config } from '../config/env.ts';
 import { deploymentVersion } from './build-id.ts';
+import { temporalClientInterceptors } from './tracing.ts';
 
 /** Connections to Temporal, shared by the API (start, signal, query) and readiness checks. */
 export interface TemporalHandle {
@@ -28,12 +29,15 @@ export async function connectTemporal(
 ): Promise<TemporalHandle> {
   const connection = await Connection.connect({ address, interceptors: [retryExceptQueries] });
   const version = await deploymentVersion(config);
+  // With tracing on, a start carries the request's trace context to the run (core/tracing.ts).
+  const workflow = temporalClientInterceptors();
   return {
     connection,
     client: new Client({
       connection,
       namespace: config.temporalNamespace,
       ...(dataConverter ? { dataConverter } : {}),
+      ...(workflow.length ? { interceptors: { workflow } } : {}),
     }),
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,

@@ -1,8 +1,9 @@
 // Steps 4–6 of the pipeline (DESIGN.md): execute and audit. Direct queries (query.ts) and approved
 // query requests (requests.ts) both run through executeGoverned, and nothing else runs a statement.
-import type { ExecuteOptions, ParamValue, QueryResult } from '../adapters/types.ts';
+import type { AdapterName, ExecuteOptions, ParamValue, QueryResult } from '../adapters/types.ts';
 import { type AuditAttempt, markAudited, type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { AppError } from '../core/errors.ts';
+import { inClientSpan, inSpan } from '../core/tracing.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import { updateRequest } from '../store/query-requests.ts';
 import { checkAiUse } from './ai-access.ts';
@@ -75,26 +76,30 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
     // Step 5 (DESIGN.md): data protection rewrites the statement so protected columns are masked
     // wherever they appear, and redacts what comes back; it refuses what it cannot analyze. It runs
     // here, at execution, so reviewers approve the statement the author wrote.
-    const plan = await planProtection(deps, {
-      orgId: x.orgId,
-      db: x.db,
-      cred: x.cred,
-      actor: x.actor,
-      policyId: x.policyId,
-      statement: x.statement,
-      params: x.params,
-    });
+    const plan = await inSpan('governed query protection', {}, () =>
+      planProtection(deps, {
+        orgId: x.orgId,
+        db: x.db,
+        cred: x.cred,
+        actor: x.actor,
+        policyId: x.policyId,
+        statement: x.statement,
+        params: x.params,
+      }),
+    );
     policy = plan.applied && { policyId: plan.applied.policyId, version: plan.applied.version };
     const pool = poolFor(deps, x.db, x.cred);
     const exec = async (session: Pick<ExecuteOptions, 'tag' | 'prepareAs'>) => {
       let raw: QueryResult;
       try {
-        raw = await pool.execute(plan.statement, plan.params, {
-          maxRows: x.maxRows,
-          timeoutSeconds: x.timeoutSeconds,
-          readOnly: x.readOnly === true,
-          ...session,
-        });
+        raw = await inClientSpan(DB_SYSTEM[x.db.adapter], statementAttributes(x), () =>
+          pool.execute(plan.statement, plan.params, {
+            maxRows: x.maxRows,
+            timeoutSeconds: x.timeoutSeconds,
+            readOnly: x.readOnly === true,
+            ...session,
+          }),
+        );
       } catch (err) {
         // A server may quote the statement it ran — under a policy the rewritten one,
         // with its masks and hash salt — in its error; the plan cleans that out before anyone sees it.
@@ -102,10 +107,13 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       }
       return plan.redact(raw);
     };
-    if (x.stepAttempt) {
-      ran = await runStepAttempt(deps.sql, pool, x.stepAttempt, x.classification === 'write', exec);
-      result = ran.result;
-    } else result = await exec({});
+    const executed = await inSpan('governed query execution', {}, async () => {
+      if (!x.stepAttempt) return { result: await exec({}), ran: null };
+      const attempt = await runStepAttempt(deps.sql, pool, x.stepAttempt, x.classification === 'write', exec);
+      return { result: attempt.result, ran: attempt };
+    });
+    result = executed.result;
+    ran = executed.ran;
   } catch (err) {
     const failure = asQueryFailed(err);
     await recordAttempt(deps.sql, {
@@ -137,6 +145,27 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
     auditId: audit.id,
     ...(ran ? { delivery: ran.delivery } : {}),
     policy,
+  };
+}
+
+/** OpenTelemetry's db.system names (database semantic conventions) of each adapter. */
+const DB_SYSTEM: Record<AdapterName, string> = {
+  postgres: 'postgresql',
+  mysql: 'mysql',
+  clickhouse: 'clickhouse',
+  sqlserver: 'mssql',
+  oracle: 'oracle',
+};
+
+/**
+ * The statement span's attributes: which database and what kind of statement, never its text nor
+ * its parameters — a literal in the text can be the very data a policy masks.
+ */
+function statementAttributes(x: Execution) {
+  return {
+    'db.system': DB_SYSTEM[x.db.adapter],
+    'countersign.database_id': x.db.id,
+    'countersign.statement_class': x.classification,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { AdapterName } from '../adapters/types.ts';
 import { type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { validationFailed } from '../core/errors.ts';
+import { inSpan } from '../core/tracing.ts';
 import { newId } from '../store/ids.ts';
 import { insertRequest, insertRevision } from '../store/query-requests.ts';
 import { resolveTarget } from './access.ts';
@@ -95,6 +96,14 @@ export async function runGovernedQuery(
   deps: GovernanceDeps,
   q: GovernedQuery | SubmittedQuery,
 ): Promise<GovernedOutcome | PendingReviewOutcome> {
+  // Its steps are child spans: access, protection, execution (with the statement), audit.
+  return inSpan('governed query', { 'countersign.origin': q.origin }, () => governedQuery(deps, q));
+}
+
+async function governedQuery(
+  deps: GovernanceDeps,
+  q: GovernedQuery | SubmittedQuery,
+): Promise<GovernedOutcome | PendingReviewOutcome> {
   const attempt: AttemptBase = {
     orgId: q.orgId,
     actor: q.actor,
@@ -105,14 +114,21 @@ export async function runGovernedQuery(
     params: q.params,
     classification: null,
   };
-  // 1. Resolve database and credential; 404 when the actor may not see them.
-  const target = await resolveTarget(deps.sql, q).catch((err: unknown) => deny(deps, attempt, err));
-  const { db, cred, policyId } = target;
-  attempt.credentialId = cred.id;
-  attempt.classification = await classifyStatement(db.adapter, q.statement);
-  // 2. Origin rules (AI caps and read-only).
-  const maxRows = await originLimits(deps, q, db, cred, attempt.classification).catch((err: unknown) =>
-    deny(deps, attempt, err),
+  const { db, cred, policyId, maxRows, classification } = await inSpan(
+    'governed query access',
+    {},
+    async () => {
+      // 1. Resolve database and credential; 404 when the actor may not see them.
+      const target = await resolveTarget(deps.sql, q).catch((err: unknown) => deny(deps, attempt, err));
+      attempt.credentialId = target.cred.id;
+      const classification = await classifyStatement(target.db.adapter, q.statement);
+      attempt.classification = classification;
+      // 2. Origin rules (AI caps and read-only).
+      const maxRows = await originLimits(deps, q, target.db, target.cred, classification).catch(
+        (err: unknown) => deny(deps, attempt, err),
+      );
+      return { ...target, maxRows, classification };
+    },
   );
   const timeoutSeconds = q.timeoutSeconds ?? cred.timeout ?? DEFAULT_TIMEOUT_SECONDS;
   const run = {
@@ -124,7 +140,7 @@ export async function runGovernedQuery(
     policyId,
     statement: q.statement,
     params: q.params,
-    classification: attempt.classification,
+    classification: classification,
     maxRows,
     timeoutSeconds,
     readOnly: q.readOnly === true,
@@ -171,7 +187,7 @@ export async function runGovernedQuery(
     ai_client_name: q.origin === 'ai' ? (author.oauthClient?.name ?? null) : null,
     statement: q.statement,
     params: encodeParams(q.params),
-    classification: attempt.classification,
+    classification: classification,
     reviews_required: cred.reviews_required,
     run_on_approval: q.runOnApproval ?? false,
     justification,
@@ -214,7 +230,7 @@ export async function runGovernedQuery(
     await recordAttempt(tx, {
       ...attempt,
       outcome: 'pending',
-      detail: `waiting for ${cred.reviews_required} review(s)${await riskNote(db.adapter, q.statement, attempt.classification)}`,
+      detail: `waiting for ${cred.reviews_required} review(s)${await riskNote(db.adapter, q.statement, classification)}`,
       review: {
         requestId: row.id,
         reviewsRequired: cred.reviews_required,

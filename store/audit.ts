@@ -38,8 +38,8 @@ export interface AuditRow {
 }
 
 /**
- * The one list of an entry's hashed columns, besides `event` and `subject` (hashed only on
- * non-query events) and the chain's own seq, prev_hash and hash. The hash chain (audit/chain.ts
+ * The one list of an entry's hashed columns, besides `event` and `subject` (hashed on non-query
+ * events, and on a query entry when it has one: its trace) and the chain's own seq, prev_hash and hash. The hash chain (audit/chain.ts
  * AuditBody), the entry's body (audit/events.ts bodyOf) and the append's insert
  * (store/audit-writer.ts, checked against this list by store/audit-writer.test.ts) all follow it.
  */

@@ -5,11 +5,15 @@ import { createActivities } from '../activities/index.ts';
 import { deploymentVersion } from '../core/build-id.ts';
 import type { Deps } from '../core/deps.ts';
 import { dataConverters, serviceCodec } from '../core/payload-codec.ts';
+import { temporalWorkerTracing } from '../core/tracing.ts';
 import { installTemporalLogger } from './temporal-logger.ts';
 import { logPromotion, type PromoteOutcome, promoteVersion } from './versioning.ts';
 
 /** Path of the workflow module the worker bundles (STYLE.md: workflowsPath from import.meta.url). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/** The workflow interceptors every bundle carries (OpenTelemetry's, for traced runs only). */
+export const TRACING_WORKFLOW_MODULE = fileURLToPath(new URL('../workflows/tracing.ts', import.meta.url));
 
 /**
  * The workflow bundle `npm run build` writes beside the compiled code (`dist/workflow-bundle.js`,
@@ -54,6 +58,7 @@ export async function startWorker(
     (existsSync(BUILT_WORKFLOW_BUNDLE) ? { codePath: BUILT_WORKFLOW_BUNDLE } : undefined);
   const version = await deploymentVersion(deps.config);
   const connection = await NativeConnection.connect({ address });
+  const tracing = temporalWorkerTracing();
   const worker = await Worker.create({
     connection,
     namespace: deps.config.temporalNamespace,
@@ -62,6 +67,13 @@ export async function startWorker(
     // built with them; processes run from sources bundle at start.
     ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(deps),
+    interceptors: {
+      // A bundle built beforehand carries the module already (bin/build.js, the tests' setup).
+      ...(workflowBundle ? {} : { workflowModules: [TRACING_WORKFLOW_MODULE] }),
+      ...(tracing ? { activity: tracing.activity } : {}),
+    },
+    // A traced run's workflow spans leave through this sink; with tracing off here they go nowhere.
+    sinks: tracing ? tracing.sinks : { exporter: { export: { fn() {} } } },
     // Every payload and failure message leaves encrypted; the codec runs in this thread, outside
     // the workflow sandbox. A bundle built elsewhere names the same failure converter.
     dataConverter: dataConverters(serviceCodec(deps)).worker,

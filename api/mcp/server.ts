@@ -13,6 +13,7 @@ import { wasAudited } from '../../audit/events.ts';
 import type { Deps } from '../../core/deps.ts';
 import { AppError } from '../../core/errors.ts';
 import { mcpToolCalls } from '../../core/metrics.ts';
+import { inSpan } from '../../core/tracing.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import { auditToolCall, type ToolContext, type ToolDef, toolContext } from './context.ts';
 import { toolInputSchema } from './tool-schema.ts';
@@ -115,7 +116,17 @@ export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
  * tools §Error Handling: the model should see them), never protocol errors. Every call leaves
  * an audit entry: the pipeline writes it for queries, this function for everything else.
  */
-export async function callTool(ctx: ToolContext, tool: ToolDef, args: unknown): Promise<CallToolResult> {
+export function callTool(ctx: ToolContext, tool: ToolDef, args: unknown): Promise<CallToolResult> {
+  // One span per tool call (named as OpenTelemetry's MCP conventions name it), the parent of its
+  // governed queries; never its arguments.
+  return inSpan(
+    `tools/call ${tool.name}`,
+    { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': tool.name },
+    () => runTool(ctx, tool, args),
+  );
+}
+
+async function runTool(ctx: ToolContext, tool: ToolDef, args: unknown): Promise<CallToolResult> {
   const parsed = v.safeParse(tool.input, args);
   if (!parsed.success) {
     const detail = parsed.issues.map((i) => `${v.getDotPath(i) ?? 'arguments'}: ${i.message}`).join('; ');

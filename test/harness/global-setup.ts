@@ -4,7 +4,7 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { FAILURE_CONVERTER_PATH } from '../../core/payload-codec.ts';
-import { WORKFLOWS_PATH } from '../../worker/worker.ts';
+import { TRACING_WORKFLOW_MODULE, WORKFLOWS_PATH } from '../../worker/worker.ts';
 import { startServers } from './start.ts';
 
 /**
@@ -18,6 +18,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       failureConverterPath: FAILURE_CONVERTER_PATH,
+      workflowInterceptorModules: [TRACING_WORKFLOW_MODULE],
       logger: quietBundler,
     }),
   ]);

@@ -34,7 +34,8 @@ import {
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
-import { BuilderPage, NewDashboardPage, type PanelEditor } from './builder-view.tsx';
+import { BuilderPage, NewDashboardPage } from './builder-view.tsx';
+import type { PanelEditor } from './panel-editor-view.tsx';
 import { previewPanel } from './panel-editor-view.tsx';
 import { bodyOfDraft, draftFromForm, draftOfPanel, EMPTY_DRAFT, samplesFromForm } from './panel-form.ts';
 

@@ -1,28 +1,13 @@
-// The dashboard builder: settings, the panel list (reorder, delete), one panel editor with its
-// preview, sharing, and deleting the dashboard. Plain forms: everything works without scripts.
-import type { FieldError } from '../../../core/errors.ts';
 import type { DashboardRow } from '../../../store/dashboards.ts';
 import { Csrf, Flash } from '../kit/components.tsx';
-import { PanelEditorForm, previewPanel, VIEW_LABEL } from './panel-editor-view.tsx';
-import type { PanelDraft } from './panel-form.ts';
-import { ChartScript, chartOfState, type PanelState } from './view.tsx';
-
-export interface BuilderChoices {
-  credentials: Array<{ id: string; label: string }>;
-  workflows: Array<{ id: string; name: string; inputs: Array<{ key: string; type: string }> }>;
-  people: Array<{ id: string; email: string }>;
-}
-
-export interface PanelEditor {
-  panelId: string | null;
-  draft: PanelDraft;
-  samples: Record<string, string>;
-  /** Paths relative to the panel (`details.query`, `actions.0.workflow_id`). */
-  errors: FieldError[];
-  preview: PanelState | null;
-  /** After a Preview press: the preview takes the focus (kit/assets/app.js focuses #outcome). */
-  previewed?: boolean;
-}
+import {
+  type BuilderChoices,
+  type PanelEditor,
+  PanelEditorForm,
+  previewPanel,
+  VIEW_LABEL,
+} from './panel-editor-view.tsx';
+import { ChartScript, chartOfState } from './view.tsx';
 
 export function NewDashboardPage(props: { csrf: string; name: string; restricted: boolean; error?: string }) {
   return (

@@ -3,9 +3,25 @@
 import type { FieldError } from '../../../core/errors.ts';
 import type { DashboardRow, Panel } from '../../../store/dashboards.ts';
 import { Csrf } from '../kit/components.tsx';
-import type { BuilderChoices, PanelEditor } from './builder-view.tsx';
 import type { PanelDraft } from './panel-form.ts';
-import { PanelBody } from './view.tsx';
+import { PanelBody, type PanelState } from './view.tsx';
+
+export interface BuilderChoices {
+  credentials: Array<{ id: string; label: string }>;
+  workflows: Array<{ id: string; name: string; inputs: Array<{ key: string; type: string }> }>;
+  people: Array<{ id: string; email: string }>;
+}
+
+export interface PanelEditor {
+  panelId: string | null;
+  draft: PanelDraft;
+  samples: Record<string, string>;
+  /** Paths relative to the panel (`details.query`, `actions.0.workflow_id`). */
+  errors: FieldError[];
+  preview: PanelState | null;
+  /** After a Preview press: the preview takes the focus (kit/assets/app.js focuses #outcome). */
+  previewed?: boolean;
+}
 
 export const VIEW_LABEL = { table: 'Table', line: 'Line chart', bar: 'Bar chart' } as const;
 
