@@ -22,7 +22,8 @@ export interface EventSubjects {
   'user.disabled': Open<{ user_id: string }>;
   'user.enabled': { user_id: string };
   'user.deleted': Open<{ user_id: string; email: string }>;
-  'user.password_reset': Open<{ user_id: string; role: string; expires_at: string }>;
+  'user.password_reset': Open<{ user_id: string; email?: string; role: string; expires_at: string }>;
+  /** Recorded by no code now (a reset is one event naming the address); kept so chains holding it still read and filter. */
   'user.password_reset_notice': { user_id: string; email: string; channel: string; delivered: boolean };
   'user.password_set': Open<{ user_id: string }>;
   'user.password_reset_requested': { user_id: string; expires_at: string; channel: string };
