@@ -466,5 +466,20 @@ export function pageSteps(k: WalkKit): Step[] {
       actor: root,
       run: () => k.form(`/workflows/${k.ids.pwf}/archive`),
     },
+
+    // Last, since the steps above prove the super admin's password: they change it themselves.
+    {
+      route: 'POST /settings/password',
+      event: 'user.password_changed',
+      actor: root,
+      run: () => {
+        k.secrets.push('the walk changed this password');
+        return k.form('/settings/password', {
+          current_password: password(),
+          new_password: 'the walk changed this password',
+        });
+      },
+      check: (s) => expect(s).toEqual({ user_id: w().root.id, sessions_ended: 0 }),
+    },
   ];
 }

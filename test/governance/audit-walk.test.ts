@@ -456,13 +456,12 @@ const NOT_WALKED: Record<string, string> = {
   'POST /workflows/:id/run': 'a run (as its REST route)',
   'POST /reviews/:id/run': 'a run is a query entry',
   'POST /runs/:workflowId/:runId/rerun': 'records run.rerun (test/workflows/run-view.test.ts)',
-  'POST /runs/:workflowId/:runId/retry': 'records run.retry (as the REST route)',
+  'POST /runs/:workflowId/:runId/retry': 'records run.retry (the domain function of the REST route)',
   'POST /runs/:workflowId/:runId/cancel': 'run control (as the REST route)',
   'POST /runs/:workflowId/:runId/approvals': 'a run approval (as the REST route)',
   'POST /settings/clients/:grantId/revoke': 'a person disconnects their own AI client',
   'POST /settings/sessions/:id/end': 'ends one of the caller’s own sessions',
   'POST /settings/sessions/end-others': 'ends the caller’s own other sessions',
-  'POST /settings/password': 'the caller’s own password',
   'POST /databases/:id/credentials/:cid/check': 'checks a connection, writes nothing',
 };
 
