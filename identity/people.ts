@@ -301,14 +301,19 @@ export async function setPasswordWithLink(
   });
 }
 
-/** Changes name and role; a role change is audited with the old and the new role. */
+/**
+ * Changes name, role or the disabled flag from the raw change either door sent (PATCH
+ * /api/v1/users/:id, the People page's forms), checked here with PersonChange; a role change is
+ * audited with the old and the new role.
+ */
 export async function updatePerson(
   sql: Sql,
   orgId: string,
   actor: PeopleActor,
   userId: string,
-  input: { name?: string | undefined; role?: Role | undefined; disabled?: boolean | undefined },
+  raw: unknown,
 ): Promise<UserRow> {
+  const input = parseInput(PersonChange, raw);
   return sql.begin(async (tx) => {
     let user = await person(tx, orgId, userId);
     mayManage(actor, [user.role, ...(input.role ? [input.role] : [])]);

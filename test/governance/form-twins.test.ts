@@ -236,6 +236,47 @@ describe('the data-protection forms and the REST policy routes', () => {
   });
 });
 
+describe('the Reviews page edit form and PATCH /api/v1/desk/query-requests/:id', () => {
+  // A comment's 10 000-character cap is beyond the form's 8 KiB body (api/middleware/body-limit.ts):
+  // what both doors can send is an empty statement.
+  it('answers the same field errors: an empty statement', async () => {
+    const pg = servers().postgres;
+    const reviewed = await rest('POST', '/api/v1/desk/databases', {
+      name: 'twins-reviewed',
+      adapter: 'postgres',
+      hostname: pg.host,
+      port: pg.port,
+      database: pg.database,
+      credentials: [
+        { username: pg.user, password: pg.password, reviews_required: 1, default_credential: true },
+      ],
+    });
+    expect(reviewed.status).toBe(201);
+    const submitted = await svc.fetch('/api/v1/desk/query-requests', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: admin.cookie, 'x-csrf-token': admin.csrf },
+      body: JSON.stringify({
+        database_id: ((await reviewed.json()) as { id: string }).id,
+        statement: 'select 1',
+      }),
+    });
+    expect(submitted.status).toBeLessThan(300);
+    const id = ((await submitted.json()) as { request: { id: string } }).request.id;
+    const res = await svc.fetch(`/api/v1/desk/query-requests/${id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', cookie: admin.cookie, 'x-csrf-token': admin.csrf },
+      body: JSON.stringify({ statement: '' }),
+    });
+    expect(res.status).toBe(422);
+    const problem = (await res.json()) as { detail: string };
+    expect(await formFlash(`/reviews/${id}/edit`, { statement: '' })).toBe(problem.detail);
+    const [row] = await svc.deps.sql<
+      { statement: string }[]
+    >`select statement from query_requests where id = ${id}`;
+    expect(row!.statement).toBe('select 1');
+  });
+});
+
 describe('the run form and POST /api/v1/workflows/:id/run', () => {
   let wf: string;
   beforeAll(async () => {
