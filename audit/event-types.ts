@@ -22,9 +22,12 @@ export interface EventSubjects {
   'user.disabled': Open<{ user_id: string }>;
   'user.enabled': { user_id: string };
   'user.deleted': Open<{ user_id: string; email: string }>;
-  'user.password_reset': Open<{ user_id: string; role: string; expires_at: string }>;
+  'user.password_reset': Open<{ user_id: string; email?: string; role: string; expires_at: string }>;
+  /** Recorded by no code now (a reset is one event naming the address); kept so chains holding it still read and filter. */
   'user.password_reset_notice': { user_id: string; email: string; channel: string; delivered: boolean };
   'user.password_set': Open<{ user_id: string }>;
+  /** A person's own change, proving the old password; every other session of theirs ends. */
+  'user.password_changed': { user_id: string; sessions_ended: number };
   'user.password_reset_requested': { user_id: string; expires_at: string; channel: string };
   'user.sso_linked': { user_id: string; issuer: string; sso_subject: string };
   'api_key.create': {
@@ -132,6 +135,7 @@ export const EVENT_TYPES: { readonly [K in EventType]: EventTypeInfo } = {
   'user.password_reset': info('Password reset', 'people'),
   'user.password_reset_notice': info('Password reset notice', 'people'),
   'user.password_set': info('Password set', 'people'),
+  'user.password_changed': info('Password changed', 'people'),
   'user.password_reset_requested': info('Password reset requested', 'people'),
   'user.sso_linked': info('Single sign-on linked', 'people'),
   'api_key.create': info('API key created', 'access'),

@@ -39,9 +39,11 @@ export interface StartKey {
 }
 
 /**
- * Starts a run with JSON inputs (SPEC.md 4.1 run endpoint); returns the run id. With an
- * Idempotency-Key, a retry of the same request by the same caller names the run the first one
- * started (and makes sure it was started); the same key with other inputs is refused.
+ * Starts a run with JSON inputs (SPEC.md 4.1 run endpoint), or with a page form's text values
+ * (`from: 'form'`, read by the inputs' types): the one check of both doors is the workflow's
+ * input definitions, here. Returns the run id. With an Idempotency-Key, a retry of the same
+ * request by the same caller names the run the first one started (and makes sure it was
+ * started); the same key with other inputs is refused.
  */
 export async function startRun(
   deps: RunDeps,
@@ -49,10 +51,11 @@ export async function startRun(
   workflowId: string,
   rawInputs: Record<string, unknown>,
   idempotency: StartKey | null = null,
+  from: 'json' | 'form' = 'json',
 ): Promise<string> {
   // run_permissions: a person who may not start it gets the 404 of a workflow that does not exist.
   const wf = await startableWorkflow(deps, principal, workflowId);
-  const inputs = typedInputs(wf, rawInputs, false);
+  const inputs = typedInputs(wf, rawInputs, from === 'form');
   const run = {
     runId: newId('run'),
     trigger: (principal.via === 'api_key' ? 'api' : 'manual') as RunTrigger,

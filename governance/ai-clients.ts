@@ -4,7 +4,7 @@
 
 import * as v from 'valibot';
 import { actorIsAdmin, type Caller } from '../audit/actors.ts';
-import { recordEvent } from '../audit/events.ts';
+import { inTransaction, recordEvent } from '../audit/events.ts';
 import { forbidden, validationFailed } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
 import {
@@ -78,23 +78,26 @@ export async function setAiClientControl(
         { path: `database_ids.${i}`, message: 'no such database in this organization' },
       ]);
   }
-  const row = await upsertAiClientControl(sql, {
-    orgId,
-    clientId,
-    disabled: input.disabled,
-    databaseIds: input.databaseIds,
-    updatedBy: actor.kind === 'user' ? actor.userId : null,
+  // The limits and their audit event commit together.
+  return inTransaction(sql, async (tx) => {
+    const row = await upsertAiClientControl(tx, {
+      orgId,
+      clientId,
+      disabled: input.disabled,
+      databaseIds: input.databaseIds,
+      updatedBy: actor.kind === 'user' ? actor.userId : null,
+    });
+    await recordEvent(tx, {
+      orgId,
+      actor,
+      origin: 'user',
+      event: 'ai_client.limited',
+      subject: { client_id: clientId, disabled: input.disabled, database_ids: input.databaseIds },
+      outcome: 'allowed',
+      detail: `${client.client_name}: ${input.disabled ? 'disabled' : input.databaseIds ? `only ${input.databaseIds.length} database(s)` : 'no limit'}`,
+    });
+    return row;
   });
-  await recordEvent(sql, {
-    orgId,
-    actor,
-    origin: 'user',
-    event: 'ai_client.limited',
-    subject: { client_id: clientId, disabled: input.disabled, database_ids: input.databaseIds },
-    outcome: 'allowed',
-    detail: `${client.client_name}: ${input.disabled ? 'disabled' : input.databaseIds ? `only ${input.databaseIds.length} database(s)` : 'no limit'}`,
-  });
-  return row;
 }
 
 /** The AI clients people of the organization connected, with their limits; admins only. */

@@ -6,6 +6,7 @@ import type { Caller } from '../audit/actors.ts';
 import { changeOf, isEmptyChange } from '../audit/event-types.ts';
 import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import { type DatabaseRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -30,6 +31,7 @@ import { classifyStatement } from './classify.ts';
 import { decodeParams, encodeParams } from './params.ts';
 import { previewRequest, type WritePreview } from './preview/index.ts';
 import { errorRefusal, hiddenError } from './protection/error-view.ts';
+import { RequestEdit, ReviewComment } from './request-input.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
 import { protectionRefusal } from './submit-check.ts';
@@ -199,8 +201,14 @@ export async function editRequest(
   orgId: string,
   actor: QueryActor,
   id: string,
-  input: { statement?: string; params?: ParamValue[]; runOnApproval?: boolean },
+  raw: unknown,
 ): Promise<RequestView> {
+  const edit = parseInput(RequestEdit, raw);
+  const input: { statement?: string; params?: ParamValue[]; runOnApproval?: boolean } = {
+    ...(edit.statement !== undefined ? { statement: edit.statement } : {}),
+    ...(edit.params !== undefined ? { params: edit.params } : {}),
+    ...(edit.run_on_approval !== undefined ? { runOnApproval: edit.run_on_approval } : {}),
+  };
   const sqlChanged = input.statement !== undefined || input.params !== undefined;
   // The data-protection check reads the target's catalog and the policy on other connections:
   // it runs before the transaction, which then holds its row lock only for the write (an
@@ -316,8 +324,9 @@ export async function reviewRequest(
   orgId: string,
   actor: QueryActor,
   id: string,
-  input: { verdict: ReviewRow['verdict']; body: string },
+  input: { verdict: ReviewRow['verdict']; body: unknown },
 ): Promise<{ view: RequestView; run: RunReport | null }> {
+  const { comment } = parseInput(ReviewComment, { comment: input.body });
   if (actor.kind !== 'user') throw forbidden('reviews are given by people');
   // A key acting for someone else (x-act-as-user) would let one holder review as anybody: the
   // four-eyes rule needs the reviewer themself (their session, token or own key).
@@ -336,7 +345,7 @@ export async function reviewRequest(
       user_id: reviewer.userId,
       via_api_key_id: reviewer.viaApiKeyId ?? null,
       revision: r.revision,
-      body: input.body,
+      body: comment,
     };
     const audit = (event: 'review.commented' | 'review.approved' | 'review.rejected', status: string) =>
       recordEvent(tx, {

@@ -218,9 +218,22 @@ export async function changePassword(
   if (!user?.password_hash || !(await verifyPassword(input.current, user.password_hash)))
     return 'wrong_current';
   if (input.next.length < MIN_PASSWORD_LENGTH) return 'too_short';
-  await setPasswordHash(sql, user.id, await hashPassword(input.next));
-  await revokeOtherSessions(sql, user.id, input.keepSessionId);
-  return 'changed';
+  const hash = await hashPassword(input.next);
+  // The change, the sessions it ends and its audit event commit together.
+  return inTransaction(sql, async (tx) => {
+    await setPasswordHash(tx, user.id, hash);
+    const ended = await revokeOtherSessions(tx, user.id, input.keepSessionId);
+    await recordEvent(tx, {
+      orgId: user.org_id,
+      actor: { kind: 'user', userId: user.id, role: user.role },
+      origin: 'user',
+      event: 'user.password_changed',
+      subject: { user_id: user.id, sessions_ended: ended },
+      outcome: 'allowed',
+      detail: `${user.email} changed their password; ${ended} other session(s) ended`,
+    });
+    return 'changed' as const;
+  });
 }
 
 // scrypt of a random password: verifying against it always fails, at the real cost.

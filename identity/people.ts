@@ -184,8 +184,8 @@ export async function invitePerson(
  * An admin's password reset: a new one-time link for the person to set their password (earlier
  * unused links stop working). A person who already had access loses it at once — sessions,
  * personal tokens and AI-client grants — since a reset is what an admin does when the password
- * may be in other hands. The reset and the notice owed to the person are audit events (there is
- * no mail yet: a mail sender reads `user.password_reset_notice` events to tell the person).
+ * may be in other hands. The reset is one audit event naming the person's address; the door that
+ * asked delivers the link (e-mailed, or shown to the admin) after it is committed.
  */
 export async function passwordLink(
   sql: Sql,
@@ -204,16 +204,14 @@ export async function passwordLink(
       orgId,
       actor,
       'user.password_reset',
-      { user_id: user.id, role: user.role, expires_at: link.expiresAt.toISOString(), ...ended },
+      {
+        user_id: user.id,
+        email: user.email,
+        role: user.role,
+        expires_at: link.expiresAt.toISOString(),
+        ...ended,
+      },
       `reset the password of ${user.email} (a new one-time link)`,
-    );
-    await audit(
-      tx,
-      orgId,
-      actor,
-      'user.password_reset_notice',
-      { user_id: user.id, email: user.email, channel: 'email', delivered: false },
-      `${user.email} is to be told that their password was reset`,
     );
     return link;
   });
@@ -303,14 +301,19 @@ export async function setPasswordWithLink(
   });
 }
 
-/** Changes name and role; a role change is audited with the old and the new role. */
+/**
+ * Changes name, role or the disabled flag from the raw change either door sent (PATCH
+ * /api/v1/users/:id, the People page's forms), checked here with PersonChange; a role change is
+ * audited with the old and the new role.
+ */
 export async function updatePerson(
   sql: Sql,
   orgId: string,
   actor: PeopleActor,
   userId: string,
-  input: { name?: string | undefined; role?: Role | undefined; disabled?: boolean | undefined },
+  raw: unknown,
 ): Promise<UserRow> {
+  const input = parseInput(PersonChange, raw);
   return sql.begin(async (tx) => {
     let user = await person(tx, orgId, userId);
     mayManage(actor, [user.role, ...(input.role ? [input.role] : [])]);

@@ -2,11 +2,18 @@
 // them (identity/sso.ts setSsoConfig stores them): one schema, one set of field errors.
 import * as v from 'valibot';
 
+/** The settings as setSsoConfig takes them, once parsed. */
+export type SsoInputValue = v.InferOutput<typeof SsoInput>;
+
 /** The settings of an organization's OpenID Connect sign-in. */
 export const SsoInput = v.object({
   issuer: v.pipe(v.string(), v.url('must be the issuer URL of an OpenID provider')),
   client_id: v.pipe(v.string(), v.minLength(1), v.maxLength(500)),
-  client_secret: v.pipe(v.string(), v.minLength(1), v.maxLength(2000)),
+  /**
+   * Empty or absent keeps the stored secret: the settings page never shows it back. The first
+   * settings of an organization need one (identity/sso.ts setSsoConfig says so by this field).
+   */
+  client_secret: v.optional(v.pipe(v.string(), v.maxLength(2000)), ''),
   provision_role: v.optional(v.nullable(v.picklist(['admin', 'member'])), null),
   /** A claim (e.g. `groups`) whose values pick a new account's role through `role_map`. */
   role_claim: v.optional(

@@ -3,6 +3,8 @@
 // authorization code flow with PKCE, state and nonce).
 import * as oauth from 'oauth4webapi';
 import type { Config } from '../config/env.ts';
+import { validationFailed } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import { policyFetch } from '../core/outbound/fetch.ts';
 import { outboundPolicy, type PolicyConfig } from '../core/outbound/policy.ts';
 import type { Keyring } from '../store/crypto.ts';
@@ -18,6 +20,7 @@ import {
 import { startSession } from './manage.ts';
 import { SsoError, ssoAccount } from './sso-accounts.ts';
 import { auditSsoChange, requireSsoAuthority, type SsoChanger } from './sso-authority.ts';
+import { SsoInput } from './sso-input.ts';
 
 export { SsoError, SsoLinkRequired } from './sso-accounts.ts';
 
@@ -27,37 +30,31 @@ type SsoDeps = { sql: Sql; keyring: Keyring; config: Pick<Config, 'baseUrl'> & P
 const LOGIN_CONTEXT = 'sso-login';
 const LOGIN_SECONDS = 600;
 
-export interface SsoSettings {
-  issuer: string;
-  client_id: string;
-  client_secret: string;
-  provision_role: 'admin' | 'member' | null;
-  role_claim?: string | null;
-  role_map?: Record<string, 'admin' | 'member'>;
-  /** Email domains the organization owns (see identity/sso-accounts.ts). */
-  domains?: string[];
-  enabled: boolean;
-}
-
 /** The callback the organization registers at its identity provider. */
 export function ssoRedirectUri(baseUrl: string): string {
   return `${baseUrl}/login/sso/callback`;
 }
 
 /**
- * Sets the organization's SSO, for a super admin who entered their password again
+ * Sets the organization's SSO from the raw settings either door sent (PUT /api/v1/sso, the
+ * Organization page's form), for a super admin who entered their password again
  * (identity/sso-authority.ts); the client secret is sealed bound to the organization. An empty
  * secret keeps the stored one (the settings page never shows it back).
  */
 export async function setSsoConfig(
   deps: SsoDeps,
   orgId: string,
-  who: SsoChanger,
-  s: SsoSettings,
+  who: Omit<SsoChanger, 'currentPassword'>,
+  raw: unknown,
 ): Promise<SsoConfigRow> {
-  const { userId } = await requireSsoAuthority(deps.sql, who);
+  const { current_password, ...s } = parseInput(SsoInput, raw);
+  const { userId } = await requireSsoAuthority(deps.sql, { ...who, currentPassword: current_password });
   return deps.sql.begin(async (tx) => {
     const existing = await findSsoConfig(tx, orgId);
+    if (s.client_secret === '' && !existing)
+      throw validationFailed([
+        { path: 'client_secret', message: 'is required when single sign-on is first set up' },
+      ]);
     const row = await upsertSsoConfig(tx, {
       org_id: orgId,
       id: existing?.id ?? newId('sso'),

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
+import type { Caller, QueryActor } from '../audit/actors.ts';
 import { inTransaction, recordEvent } from '../audit/events.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
 import { canSee } from '../governance/access.ts';
-import type { QueryActor } from '../governance/query.ts';
 import { type CredentialRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import {
@@ -60,8 +60,7 @@ async function visibleDatabase(sql: Tx, orgId: string, actor: QueryActor, databa
 
 export async function listDatabaseGrants(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor }: Caller,
   databaseId: string,
 ): Promise<GrantWithUser[]> {
   await visibleDatabase(sql, orgId, actor, databaseId);
@@ -71,8 +70,7 @@ export async function listDatabaseGrants(
 /** Grants a user of the same organization access; granting twice returns the existing grant. */
 export async function grantAccess(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor }: Caller,
   databaseId: string,
   body: GrantBody,
 ): Promise<{ grant: GrantRow; created: boolean }> {
@@ -106,8 +104,7 @@ export async function grantAccess(
 /** Revokes a grant. Queries and approvals of that user are refused from the next check on. */
 export async function revokeAccess(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor }: Caller,
   databaseId: string,
   userId: string,
 ): Promise<GrantRow> {
@@ -145,8 +142,7 @@ async function visibleCredential(
 
 export async function listCredentialAccess(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor }: Caller,
   databaseId: string,
   credentialId: string,
 ): Promise<{ restricted: boolean; grants: CredentialGrantRow[] }> {
@@ -161,8 +157,7 @@ export async function listCredentialAccess(
  */
 export async function grantCredential(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor }: Caller,
   target: { databaseId: string; credentialId: string },
   body: CredentialGrantBody,
 ): Promise<{ grant: CredentialGrantRow; created: boolean }> {
@@ -192,8 +187,7 @@ export async function grantCredential(
 /** Removes a credential grant; its user or role is refused from the next query on. */
 export async function revokeCredentialGrant(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor }: Caller,
   target: { databaseId: string; credentialId: string },
   grantId: string,
 ): Promise<CredentialGrantRow> {

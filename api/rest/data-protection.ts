@@ -12,6 +12,7 @@ import {
   patchPolicy,
   setAssignments,
 } from '../../governance/protection/policies.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
@@ -46,7 +47,7 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, CreatePolicy);
       return c.json(
-        presentPolicy(await createPolicy(deps.sql, org(c), c.get('actor'), c.req.param('id')!, body)),
+        presentPolicy(await createPolicy(deps.sql, restCaller(c), c.req.param('id')!, body)),
         201,
       );
     },
@@ -68,7 +69,7 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
       const body = await jsonBody(c, PatchPolicy);
       return c.json(
         presentPolicy(
-          await patchPolicy(deps.sql, org(c), c.get('actor'), c.req.param('id')!, c.req.param('pid'), body),
+          await patchPolicy(deps.sql, restCaller(c), c.req.param('id')!, c.req.param('pid'), body),
         ),
       );
     },
@@ -78,9 +79,7 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     doc('Data protection', 'Delete a data-protection policy', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
       return c.json(
-        presentPolicy(
-          await deletePolicy(deps.sql, org(c), c.get('actor'), c.req.param('id')!, c.req.param('pid')),
-        ),
+        presentPolicy(await deletePolicy(deps.sql, restCaller(c), c.req.param('id')!, c.req.param('pid'))),
       );
     },
   );
@@ -94,14 +93,7 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
       const body = await jsonBody(c, PutAssignments);
       return c.json(
         presentPolicy(
-          await setAssignments(
-            deps.sql,
-            org(c),
-            c.get('actor'),
-            c.req.param('id')!,
-            c.req.param('pid'),
-            body,
-          ),
+          await setAssignments(deps.sql, restCaller(c), c.req.param('id')!, c.req.param('pid'), body),
         ),
       );
     },

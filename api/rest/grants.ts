@@ -11,6 +11,7 @@ import {
   revokeCredentialGrant,
 } from '../../registry/grants.ts';
 import type { CredentialGrantRow, GrantRow, GrantWithUser } from '../../store/grants.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
@@ -38,8 +39,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     auth,
     admin,
     async (c) => {
-      const p = c.get('principal');
-      const grants = await listDatabaseGrants(deps.sql, p.orgId, c.get('actor'), c.req.param('id'));
+      const grants = await listDatabaseGrants(deps.sql, restCaller(c), c.req.param('id'));
       return c.json({ data: grants.map(presentGrant) });
     },
   );
@@ -54,14 +54,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const body = await jsonBody(c, CreateGrant);
-      const p = c.get('principal');
-      const { grant, created } = await grantAccess(
-        deps.sql,
-        p.orgId,
-        c.get('actor'),
-        c.req.param('id'),
-        body,
-      );
+      const { grant, created } = await grantAccess(deps.sql, restCaller(c), c.req.param('id'), body);
       return c.json(presentGrant(grant), created ? 201 : 200);
     },
   );
@@ -71,14 +64,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     auth,
     admin,
     async (c) => {
-      const p = c.get('principal');
-      const grant = await revokeAccess(
-        deps.sql,
-        p.orgId,
-        c.get('actor'),
-        c.req.param('id'),
-        c.req.param('user_id'),
-      );
+      const grant = await revokeAccess(deps.sql, restCaller(c), c.req.param('id'), c.req.param('user_id'));
       return c.json(presentGrant(grant));
     },
   );
@@ -96,15 +82,8 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     auth,
     admin,
     async (c) => {
-      const p = c.get('principal');
       const t = target(c);
-      const access = await listCredentialAccess(
-        deps.sql,
-        p.orgId,
-        c.get('actor'),
-        t.databaseId,
-        t.credentialId,
-      );
+      const access = await listCredentialAccess(deps.sql, restCaller(c), t.databaseId, t.credentialId);
       return c.json({ restrict_access: access.restricted, data: access.grants.map(presentCredentialGrant) });
     },
   );
@@ -119,8 +98,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const body = await jsonBody(c, CreateCredentialGrant);
-      const p = c.get('principal');
-      const { grant, created } = await grantCredential(deps.sql, p.orgId, c.get('actor'), target(c), body);
+      const { grant, created } = await grantCredential(deps.sql, restCaller(c), target(c), body);
       return c.json(presentCredentialGrant(grant), created ? 201 : 200);
     },
   );
@@ -130,14 +108,7 @@ export function grantRoutes(deps: Deps): Hono<AppEnv> {
     auth,
     admin,
     async (c) => {
-      const p = c.get('principal');
-      const grant = await revokeCredentialGrant(
-        deps.sql,
-        p.orgId,
-        c.get('actor'),
-        target(c),
-        c.req.param('grantId'),
-      );
+      const grant = await revokeCredentialGrant(deps.sql, restCaller(c), target(c), c.req.param('grantId'));
       return c.json(presentCredentialGrant(grant));
     },
   );

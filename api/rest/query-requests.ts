@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import type { QueryResult } from '../../adapters/types.ts';
 import type { Deps } from '../../core/deps.ts';
 import { type GovernanceDeps, type QueryActor, runGovernedQuery } from '../../governance/query.ts';
+import { Params, RequestEdit, ReviewComment, Statement } from '../../governance/request-input.ts';
 import {
   cancelRequest,
   editRequest,
@@ -19,8 +20,6 @@ import { authenticate } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
 
-const Statement = v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(100_000));
-const Params = v.pipe(v.array(v.union([v.string(), v.number(), v.boolean(), v.null()])), v.maxLength(1000));
 const Bypass = v.object({
   // SPEC.md 2.2: the override is explicit; anything but `true` is refused (and audited).
   acknowledge_override: v.optional(v.boolean(), false),
@@ -52,12 +51,9 @@ const Submit = v.pipe(
     },
   ]),
 );
-const Edit = v.object({
-  statement: v.optional(Statement),
-  params: v.optional(Params),
-  run_on_approval: v.optional(v.boolean()),
-});
-const Comment = v.object({ comment: v.optional(v.pipe(v.string(), v.maxLength(10_000)), '') });
+// Edit and review inputs are governance's, checked there (the Reviews page sends them too).
+const Edit = RequestEdit;
+const Comment = ReviewComment;
 const Run = v.object({ bypass_review: v.optional(v.nullable(Bypass), null) });
 const List = v.object({
   status: v.optional(
@@ -174,11 +170,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     }),
     async (c) => {
       const body = await jsonBody(c, Edit);
-      const view = await editRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), {
-        ...(body.statement !== undefined ? { statement: body.statement } : {}),
-        ...(body.params !== undefined ? { params: body.params } : {}),
-        ...(body.run_on_approval !== undefined ? { runOnApproval: body.run_on_approval } : {}),
-      });
+      const view = await editRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), body);
       return c.json(presentRequest(view));
     },
   );

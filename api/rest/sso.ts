@@ -39,14 +39,10 @@ export function ssoAdminRoutes(deps: Pick<Deps, 'sql' | 'keyring' | 'config' | '
     }),
     ...admin,
     async (c) => {
-      const { current_password, ...input } = await jsonBody(c, SsoInput);
+      // Parsed again by setSsoConfig, which the Organization page's form calls too.
+      const body = await jsonBody(c, SsoInput);
       const p = c.get('principal');
-      const cfg = await setSsoConfig(
-        deps,
-        p.orgId,
-        { principal: p, currentPassword: current_password, throttle: throttleOf(c) },
-        input,
-      );
+      const cfg = await setSsoConfig(deps, p.orgId, { principal: p, throttle: throttleOf(c) }, body);
       return c.json(shape(cfg, deps.config.baseUrl));
     },
   );

@@ -140,7 +140,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
         const found = await database(c, p.id!);
         const cred = found?.credentials.find((x) => x.id === p.cid);
         const grant = cred
-          ? (await listCredentialAccess(deps.sql, orgOf(c), pageActor(c), p.id!, cred.id)).grants.find(
+          ? (await listCredentialAccess(deps.sql, pageCaller(c), p.id!, cred.id)).grants.find(
               (g) => g.id === p.gid,
             )
           : null;
@@ -166,7 +166,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       async describe(c, p) {
         const found = await database(c, p.id!);
         const grant = found
-          ? (await listDatabaseGrants(deps.sql, orgOf(c), pageActor(c), found.db.id)).find(
+          ? (await listDatabaseGrants(deps.sql, pageCaller(c), found.db.id)).find(
               (g) => g.user_id === p.userId,
             )
           : null;

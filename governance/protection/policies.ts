@@ -2,9 +2,11 @@
 // rules, and their assignment to users and roles.
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
+import type { Caller, QueryActor, QueryOrigin } from '../../audit/actors.ts';
 import { changeOf, isEmptyChange } from '../../audit/event-types.ts';
 import { recordEvent } from '../../audit/events.ts';
 import { conflict, notFound, validationFailed } from '../../core/errors.ts';
+import { parseInput } from '../../core/input.ts';
 import {
   type AssignmentRow,
   assignPolicy,
@@ -24,7 +26,6 @@ import { findDatabase } from '../../store/databases.ts';
 import type { Sql, Tx } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';
 import { findUserById, ROLES, type Role } from '../../store/users.ts';
-import type { QueryActor } from '../types.ts';
 
 const Name = (what: string) => v.pipe(v.string(), v.minLength(1, `${what} is required`), v.maxLength(128));
 
@@ -94,13 +95,17 @@ export async function getPolicy(
   return view(sql, await mustFindPolicy(sql, databaseId, id));
 }
 
+/**
+ * Input is raw (a JSON body, the Data protection page's form) and checked here with the one
+ * schema both doors use, so both answer the same field errors.
+ */
 export async function createPolicy(
   sql: Sql,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor, origin }: Caller,
   databaseId: string,
-  input: CreatePolicyInput,
+  raw: unknown,
 ): Promise<PolicyView> {
+  const input = parseInput(CreatePolicy, raw);
   await mustFindDatabase(sql, orgId, databaseId);
   checkUniqueRules(input.rules);
   return sql.begin(async (tx) => {
@@ -115,19 +120,20 @@ export async function createPolicy(
     await replaceRules(tx, policy.id, input.rules.map(toRuleRow));
     if (input.assignments) await assignAll(tx, orgId, policy, input.assignments);
     const created = await view(tx, policy);
-    await auditPolicy(tx, actor, 'policy.created', null, created);
+    await auditPolicy(tx, actor, origin, 'policy.created', null, created);
     return created;
   });
 }
 
+/** A change of name, description or the whole rule list; raw input, as createPolicy. */
 export async function patchPolicy(
   sql: Sql,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor, origin }: Caller,
   databaseId: string,
   id: string,
-  input: PatchPolicyInput,
+  raw: unknown,
 ): Promise<PolicyView> {
+  const input = parseInput(PatchPolicy, raw);
   await mustFindDatabase(sql, orgId, databaseId);
   await mustFindPolicy(sql, databaseId, id);
   if (input.rules) checkUniqueRules(input.rules);
@@ -138,15 +144,14 @@ export async function patchPolicy(
     );
     if (input.rules) await replaceRules(tx, id, input.rules.map(toRuleRow));
     const after = await view(tx, policy);
-    await auditPolicy(tx, actor, 'policy.updated', before, after);
+    await auditPolicy(tx, actor, origin, 'policy.updated', before, after);
     return after;
   });
 }
 
 export async function deletePolicy(
   sql: Sql,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor, origin }: Caller,
   databaseId: string,
   id: string,
 ): Promise<PolicyView> {
@@ -154,7 +159,7 @@ export async function deletePolicy(
   return sql.begin(async (tx) => {
     const existing = await view(tx, await mustFindPolicy(tx, databaseId, id));
     await deletePolicyRow(tx, id);
-    await auditPolicy(tx, actor, 'policy.deleted', existing, null);
+    await auditPolicy(tx, actor, origin, 'policy.deleted', existing, null);
     return existing;
   });
 }
@@ -165,12 +170,12 @@ export async function deletePolicy(
  */
 export async function setAssignments(
   sql: Sql,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor, origin }: Caller,
   databaseId: string,
   id: string,
-  input: AssignmentsInput,
+  raw: unknown,
 ): Promise<PolicyView> {
+  const input = parseInput(PutAssignments, raw);
   await mustFindDatabase(sql, orgId, databaseId);
   const policy = await mustFindPolicy(sql, databaseId, id);
   return sql.begin(async (tx) => {
@@ -178,7 +183,7 @@ export async function setAssignments(
     await tx`delete from data_protection_assignments where policy_id = ${id}`;
     await assignAll(tx, orgId, policy, input);
     const after = await view(tx, policy);
-    await auditPolicy(tx, actor, 'policy.assigned', before, after);
+    await auditPolicy(tx, actor, origin, 'policy.assigned', before, after);
     return after;
   });
 }
@@ -242,6 +247,7 @@ function policySnapshot(v: PolicyView, part: 'policy' | 'assignments'): Record<s
 async function auditPolicy(
   tx: Tx,
   actor: QueryActor,
+  origin: QueryOrigin,
   event: 'policy.created' | 'policy.updated' | 'policy.deleted' | 'policy.assigned',
   before: PolicyView | null,
   after: PolicyView | null,
@@ -254,7 +260,7 @@ async function auditPolicy(
   await recordEvent(tx, {
     orgId: p.org_id,
     actor,
-    origin: 'user',
+    origin,
     event,
     subject: { database_id: p.database_id, policy_id: p.id, ...change },
     databaseId: p.database_id,

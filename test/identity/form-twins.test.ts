@@ -97,6 +97,35 @@ describe('the invite form and POST /api/v1/users', () => {
   });
 });
 
+describe('the role form and PATCH /api/v1/users/:id', () => {
+  let person: string;
+  beforeAll(async () => {
+    const res = await svc.fetch('/api/v1/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': svc.apiKey },
+      body: JSON.stringify({ email: 'role.twin@example.test', role: 'member' }),
+    });
+    expect(res.status).toBe(201);
+    person = ((await res.json()) as { id: string }).id;
+  });
+
+  for (const role of ['owner', ''])
+    it(`answers the same field errors: role ${JSON.stringify(role)}`, async () => {
+      const rest = await restDetail(
+        `/api/v1/users/${person}`,
+        { role },
+        { 'x-api-key': svc.apiKey },
+        'PATCH',
+      );
+      expect(await formFlash(`/people/${person}/role`, { role })).toBe(rest);
+    });
+
+  it('changed no role', async () => {
+    const [row] = await svc.deps.sql<{ role: string }[]>`select role from users where id = ${person}`;
+    expect(row!.role).toBe('member');
+  });
+});
+
 describe('the token form and POST /api/v1/tokens', () => {
   const cases: { name: string; json: Record<string, unknown>; form: Record<string, string> }[] = [
     { name: 'no name', json: { name: '  ' }, form: { name: '  ' } },

@@ -128,7 +128,16 @@ describe('forgotten passwords', () => {
     const mail = await mailTo('forgetful@example.test', /Subject: Reset your Countersign password/);
     await new Promise((r) => setTimeout(r, 500));
     expect(inbox.some((m) => m.to.includes('nobody.here@example.test'))).toBe(false);
+    // The request is on the audit chain once, as the person's own, and holds no link.
+    const events = await svc.deps.sql<{ event: string; actor_user_id: string; t: string }[]>`
+      select a.event, a.actor_user_id, row_to_json(a)::text as t from audit_log a
+      where a.event like 'user.password%' and a.subject->>'user_id' = (
+        select id from users where email = 'forgetful@example.test')`;
+    expect(events.map((e) => e.event)).toEqual(['user.password_reset_requested']);
     const link = linkIn(mail);
+    const token = new URL(link).searchParams.get('token');
+    expect(token).toBeTruthy();
+    expect(events[0]!.t).not.toContain(token!);
     expect((await setPassword(link, 'the new password 22')).status).toBe(303);
     expect((await setPassword(link, 'the newer password 333')).status).toBe(410);
     await signIn(svc, 'forgetful@example.test', 'the new password 22');

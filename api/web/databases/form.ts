@@ -27,8 +27,10 @@ function pem(v: string | undefined): string | undefined {
 }
 
 function credentialFrom(form: Posted, prefix: string, isDefault: boolean): Record<string, unknown> {
+  // A field left empty is left out, as a JSON body leaves it out: the same field error either way.
+  const username = text(form[`${prefix}username`]);
   return {
-    username: text(form[`${prefix}username`]),
+    ...(username === undefined ? {} : { username }),
     password: form[`${prefix}password`] ?? '',
     hostname: text(form[`${prefix}hostname`]) ?? null,
     reviews_required: int(form[`${prefix}reviews_required`]) ?? 0,

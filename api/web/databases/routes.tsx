@@ -152,23 +152,12 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     const [kind, value] = (c.get('form').grantee ?? '').split(':');
     // Checked by grantCredential with the schema the REST route uses (registry/grants.ts).
     const to = kind === 'role' ? { role: value as Role } : { user_id: value ?? '' };
-    return change(
-      c,
-      () => grantCredential(deps.sql, c.get('principal').orgId, pageActor(c), target(c), to),
-      'Granted.',
-    );
+    return change(c, () => grantCredential(deps.sql, pageCaller(c), target(c), to), 'Granted.');
   });
   app.post('/databases/:id/credentials/:cid/grants/:gid/delete', (c) =>
     change(
       c,
-      () =>
-        revokeCredentialGrant(
-          deps.sql,
-          c.get('principal').orgId,
-          pageActor(c),
-          target(c),
-          c.req.param('gid'),
-        ),
+      () => revokeCredentialGrant(deps.sql, pageCaller(c), target(c), c.req.param('gid')),
       'Grant removed.',
     ),
   );
@@ -176,7 +165,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     change(
       c,
       () =>
-        grantAccess(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id'), {
+        grantAccess(deps.sql, pageCaller(c), c.req.param('id'), {
           user_id: c.get('form').user_id ?? '',
         }),
       'Access granted.',
@@ -185,14 +174,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/databases/:id/grants/:userId/delete', (c) =>
     change(
       c,
-      () =>
-        revokeAccess(
-          deps.sql,
-          c.get('principal').orgId,
-          pageActor(c),
-          c.req.param('id'),
-          c.req.param('userId'),
-        ),
+      () => revokeAccess(deps.sql, pageCaller(c), c.req.param('id'), c.req.param('userId')),
       'Access revoked.',
     ),
   );
@@ -269,10 +251,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
       await Promise.all(
         credentials.map(
           async (cr) =>
-            [
-              cr.id,
-              (await listCredentialAccess(deps.sql, p.orgId, pageActor(c), db.id, cr.id)).grants,
-            ] as const,
+            [cr.id, (await listCredentialAccess(deps.sql, pageCaller(c), db.id, cr.id)).grants] as const,
         ),
       ),
     );
@@ -284,7 +263,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
         db={db}
         credentials={credentials}
         credentialGrants={credentialGrants}
-        grants={db.restrict_access ? await listDatabaseGrants(deps.sql, p.orgId, pageActor(c), db.id) : []}
+        grants={db.restrict_access ? await listDatabaseGrants(deps.sql, pageCaller(c), db.id) : []}
         people={await listPeople(deps.sql, pageCaller(c))}
         agents={await agentsOf(p.orgId)}
         errors={extra.errors ?? {}}

@@ -1,14 +1,12 @@
 // The Organization page (admins): the same domain functions as /api/v1/api-keys,
 // /api/v1/agents and /api/v1/sso.
 import { Hono } from 'hono';
-import * as v from 'valibot';
 import type { Deps } from '../../../core/deps.ts';
 import type { AppError } from '../../../core/errors.ts';
 import { aiLimitChoices, listAiClients, setAiClientControl } from '../../../governance/ai-clients.ts';
 import { issueApiKey, listOrgApiKeys, markApiKeyActAs } from '../../../identity/api-keys.ts';
 import { revokeOrgApiKey } from '../../../identity/manage.ts';
 import { getSsoConfig, removeSsoConfig, setSsoConfig, ssoRedirectUri } from '../../../identity/sso.ts';
-import { SsoInput } from '../../../identity/sso-input.ts';
 import { listAgents, registerAgent, revokeAgent } from '../../../registry/agents.ts';
 import { ssoThrottle } from '../../rest/sso.ts';
 import {
@@ -33,6 +31,17 @@ function roleMapOf(text: string): Record<string, string> {
   }
   return map;
 }
+
+/** The SSO form's fields that show their own message (api/web/organization/view.tsx). */
+const SSO_FIELDS = new Set([
+  'issuer',
+  'client_id',
+  'client_secret',
+  'role_claim',
+  'role_map',
+  'domains',
+  'current_password',
+]);
 
 export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
@@ -99,30 +108,24 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/organization/sso', async (c) => {
     const f = c.get('form');
     const p = c.get('principal');
-    const existing = await getSsoConfig(deps.sql, p.orgId);
-    // The stored secret is never shown back; left empty it is kept.
-    const secret = f.client_secret ?? '';
-    const parsed = v.safeParse(SsoInput, {
-      issuer: (f.issuer ?? '').trim(),
-      client_id: (f.client_id ?? '').trim(),
-      client_secret: secret === '' && existing ? 'kept' : secret,
-      provision_role: f.provision_role === 'admin' || f.provision_role === 'member' ? f.provision_role : null,
-      role_claim: (f.role_claim ?? '').trim() || null,
-      role_map: roleMapOf(f.role_map ?? ''),
-      domains: (f.domains ?? '').split(/[\s,]+/).filter(Boolean),
-      enabled: f.enabled === 'on',
-    });
-    if (!parsed.success) {
-      const errors: Record<string, string> = {};
-      for (const i of parsed.issues) errors[(v.getDotPath(i) ?? '').split('.')[0]!] ??= i.message;
-      return page(c, { ssoErrors: errors }, 422);
-    }
+    // Checked by setSsoConfig with the schema PUT /api/v1/sso uses (identity/sso-input.ts); an
+    // empty secret keeps the stored one there.
     const out = await attempt(() =>
       setSsoConfig(
         deps,
         p.orgId,
-        { principal: p, currentPassword: f.current_password, throttle: throttleOf(c) },
-        { ...parsed.output, client_secret: secret },
+        { principal: p, throttle: throttleOf(c) },
+        {
+          issuer: (f.issuer ?? '').trim(),
+          client_id: (f.client_id ?? '').trim(),
+          client_secret: f.client_secret ?? '',
+          provision_role: f.provision_role || null,
+          role_claim: (f.role_claim ?? '').trim() || null,
+          role_map: roleMapOf(f.role_map ?? ''),
+          domains: (f.domains ?? '').split(/[\s,]+/).filter(Boolean),
+          enabled: f.enabled === 'on',
+          current_password: f.current_password,
+        },
       ),
     );
     if (!out.ok) return ssoRefused(c, out.error);
@@ -157,12 +160,16 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
     return redirectWith(c, '/organization', 'notice', 'Single sign-on is off.');
   });
 
-  /** A refused SSO change: the password field's message beside it, anything else on top. */
+  /** A refused SSO change: each field's first message beside it, anything else on top. */
   function ssoRefused(c: PageContext, err: AppError) {
-    const field = err.errors?.[0];
-    return field?.path === 'current_password'
-      ? page(c, { ssoErrors: { current_password: field.message } }, 422)
-      : page(c, { ssoErrors: { form: err.detail } }, 403);
+    if (!err.errors?.length) return page(c, { ssoErrors: { form: err.detail } }, 403);
+    const errors: Record<string, string> = {};
+    for (const e of err.errors) {
+      const field = e.path.split('.')[0] ?? '';
+      if (SSO_FIELDS.has(field)) errors[field] ??= e.message;
+      else errors.form ??= `${e.path || '(body)'}: ${e.message}`;
+    }
+    return page(c, { ssoErrors: errors }, 422);
   }
 
   async function page(

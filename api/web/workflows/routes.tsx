@@ -9,9 +9,8 @@ import {
 } from '../../../automation/definitions.ts';
 import { writeDelivery } from '../../../automation/delivery.ts';
 import { presentWorkflow } from '../../../automation/present.ts';
-import { startRun, typedInputs } from '../../../automation/runs.ts';
+import { startRun } from '../../../automation/runs.ts';
 import type { Deps } from '../../../core/deps.ts';
-import { notFound } from '../../../core/errors.ts';
 import { mayRead, mayStart } from '../../../governance/workflow-access.ts';
 import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
@@ -87,11 +86,8 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
     const inputs: Record<string, string> = {};
     for (const [k, value] of Object.entries(c.get('form')))
       if (k.startsWith('input.') && value !== '') inputs[k.slice(6)] = value;
-    const out = await attempt(async () => {
-      const wf = await findWorkflowDefinition(deps, pageCaller(c), id);
-      if (!wf) throw notFound('no such workflow');
-      return startRun(deps, p, id, typedInputs(wf, inputs, true));
-    });
+    // Checked by startRun against the workflow's inputs, as POST /api/v1/workflows/:id/run is.
+    const out = await attempt(() => startRun(deps, p, id, inputs, null, 'form'));
     if (!out.ok) return redirectWith(c, `/workflows/${id}`, 'error', out.error.detail);
     return redirectWith(c, `/runs/${id}/${out.value}`, 'notice', 'The workflow run started.');
   });
