@@ -229,7 +229,7 @@ export class RelayClient extends TunnelBook implements AgentTunnels {
       code === CLOSE.agentGone
         ? `${this.label(agentId)} disconnected`
         : (link.why ??
-          `the relay to the Countersign replica at ${link.holder.url} holding ${this.label(agentId)} closed`);
+          `${this.label(agentId)} disconnected: the relay to the Countersign replica at ${link.holder.url} holding its tunnel closed`);
     this.lost(agentId, reason);
     link.mux.destroyAll(reason);
     for (const p of link.pending.values()) {

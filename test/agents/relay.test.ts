@@ -220,7 +220,7 @@ describe('agent relay between Countersign processes', () => {
     );
     expect(Date.now() - started).toBeLessThan(3_000);
 
-    // Once its heartbeat is stale, the row sends nobody anywhere.
+    // Once its lease lapsed, the row sends nobody anywhere.
     await env.svc.deps
       .sql`update agents set last_seen_at = now() - interval '10 minutes' where id = ${edge.id}`;
     const stale = await querySecond('select 1');

@@ -288,6 +288,9 @@ describe('agent relays across replicas behind a load balancer, with no per-repli
           }
         }),
       );
+      console.info(
+        `SIGSTOP of the holder → first success through each other replica: ${firstSuccess.join(', ')} ms`,
+      );
       for (const ms of firstSuccess) expect(ms).toBeLessThanOrEqual(10_000);
       const moved = await holder(held);
       expect(others).toContain(moved);
