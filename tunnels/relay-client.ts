@@ -10,7 +10,7 @@ import type { Logger } from '../core/logger.ts';
 import { findAgent } from '../store/agents.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
-import { agentLabel, isConnectedRow } from './agent-status.ts';
+import { agentLabel, isConnectedRow, LEASE_MS } from './agent-status.ts';
 import { watchLiveness } from './liveness.ts';
 import { LoopbackListeners, targetKey } from './loopback.ts';
 import { Mux } from './mux.ts';
@@ -44,10 +44,12 @@ interface Holder {
   url: string;
 }
 
+const isHandshakeTimeout = (err: Error) => /handshake has timed out/i.test(err.message);
+
 /** Why a relay connect failed, for the error (never a header or the token). */
 function dialFailure(err: NodeJS.ErrnoException): string {
   if (err.code === 'ECONNREFUSED') return 'which refused the connection (is it running?)';
-  if (/handshake has timed out/i.test(err.message))
+  if (isHandshakeTimeout(err))
     return `which did not answer within ${CONNECT_TIMEOUT_MS / 1000} s (it may hang or be overloaded)`;
   return `which cannot be reached: ${err.code ?? err.message}`;
 }
@@ -61,6 +63,12 @@ export interface RelayClientDeps {
 export class RelayClient extends TunnelBook implements AgentTunnels {
   private readonly links = new Map<string, Link>();
   private readonly connecting = new Map<string, Promise<Link>>();
+  /**
+   * Sessions whose holder went silent here, with why: while the store still names one (the agent
+   * has not moved yet, or its lease has not lapsed), calls fail at once instead of waiting on the
+   * connect timeout again, and the first call after the agent moved goes to the new holder.
+   */
+  private readonly silent = new Map<string, { at: number; why: string }>();
   private readonly listeners = new LoopbackListeners();
   private nextStream = 1;
 
@@ -105,6 +113,8 @@ export class RelayClient extends TunnelBook implements AgentTunnels {
    */
   private async connect(agentId: string): Promise<Link> {
     const first = await this.holder(agentId);
+    const quiet = this.silent.get(first.sessionId);
+    if (quiet && Date.now() - quiet.at < LEASE_MS) throw new AdapterError(quiet.why, 'connection');
     try {
       return await this.dial(agentId, first);
     } catch (err) {
@@ -163,7 +173,11 @@ export class RelayClient extends TunnelBook implements AgentTunnels {
           reject(unreachable('which refused this process (is COUNTERSIGN_ENCRYPTION_KEY the same?)'));
         else reject(unreachable(`which answered ${status}`));
       });
-      ws.once('error', (err: NodeJS.ErrnoException) => reject(unreachable(dialFailure(err))));
+      ws.once('error', (err: NodeJS.ErrnoException) => {
+        const failure = unreachable(dialFailure(err));
+        if (isHandshakeTimeout(err)) this.markSilent(holder.sessionId, failure.message);
+        reject(failure);
+      });
     });
     const link: Link = { ws, mux: new Mux(ws), pending: new Map(), draining: false, holder, why: null };
     this.links.get(agentId)?.ws.terminate();
@@ -172,12 +186,18 @@ export class RelayClient extends TunnelBook implements AgentTunnels {
     // A holder that hangs keeps the TCP connection open: only its silence tells (liveness.ts).
     watchLiveness(ws, (silentMs) => {
       link.why = `${label} is held by the Countersign replica at ${holder.url}, which stopped answering (nothing for ${Math.round(silentMs / 1000)} s)`;
+      this.markSilent(holder.sessionId, link.why);
       ws.terminate();
     });
     ws.on('error', () => {});
     ws.on('message', (data, isBinary) => this.onMessage(agentId, link, data, isBinary));
     ws.on('close', (code) => this.detach(agentId, link, code));
     return link;
+  }
+
+  private markSilent(sessionId: string, why: string): void {
+    for (const [id, q] of this.silent) if (Date.now() - q.at >= LEASE_MS) this.silent.delete(id);
+    this.silent.set(sessionId, { at: Date.now(), why });
   }
 
   private async openStream(agentId: string, target: Target, socket: Socket): Promise<void> {

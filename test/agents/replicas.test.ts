@@ -111,7 +111,13 @@ beforeAll(async () => {
     { port: await freePort(), url: '', env: { HOST: '0.0.0.0', POD_IP: '127.0.0.4' } },
   ];
   for (const [i, r] of replicas.entries()) r.url = `http://127.0.0.${i + 2}:${r.port}`;
-  lb = await startBalancer(replicas.map((r, i) => ({ host: `127.0.0.${i + 2}`, port: r.port })));
+  // A probe unanswered for 1 s fails, as with Kubernetes' default timeoutSeconds: a hung replica
+  // leaves the rotation after three probes (~4 s).
+  lb = await startBalancer(
+    replicas.map((r, i) => ({ host: `127.0.0.${i + 2}`, port: r.port })),
+    200,
+    1_000,
+  );
   apiKey = mintSecret('cskey', newId('key')).secret;
   const t = servers().temporal;
   env = {

@@ -2,8 +2,8 @@
 // the next backend in rotation, tries the next one when a connect is refused, and records when
 // each backend's readiness failed and when its listener stopped accepting. As a Kubernetes
 // Service does, it probes /readyz every `probeMs` and takes a backend out after three failed
-// probes in a row (a refused connect at once; a probe unanswered for 1 s fails, as Kubernetes'
-// default timeoutSeconds); with none in rotation it tries them all.
+// probes in a row (a refused connect at once; a probe unanswered for `probeTimeoutMs` fails);
+// with none in rotation it tries them all.
 import { request } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -26,12 +26,11 @@ export interface Balancer {
   close(): Promise<void>;
 }
 
-const PROBE_TIMEOUT_MS = 1_000;
-
 /** Backends by port on 127.0.0.1, or by loopback address and port. */
 export async function startBalancer(
   ports: Array<number | { host: string; port: number }>,
   probeMs = 200,
+  probeTimeoutMs = 5_000,
 ): Promise<Balancer> {
   const backends: Backend[] = ports.map((p) => ({
     ...(typeof p === 'number' ? { host: '127.0.0.1', port: p } : p),
@@ -95,7 +94,7 @@ export async function startBalancer(
   const probe = (b: Backend) =>
     new Promise<void>((done) => {
       const req = request(
-        { host: b.host, port: b.port, path: '/readyz', agent: false, timeout: PROBE_TIMEOUT_MS },
+        { host: b.host, port: b.port, path: '/readyz', agent: false, timeout: probeTimeoutMs },
         (res) => {
           res.resume();
           const ok = res.statusCode === 200;
