@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import WebSocket from 'ws';
+import { watchLiveness } from '../tunnels/liveness.ts';
 import { Mux } from '../tunnels/mux.ts';
 import {
   AGENT_CONNECT_PATH,
@@ -17,6 +18,7 @@ import {
 } from '../tunnels/protocol.ts';
 
 export const AGENT_VERSION = '0.1.0';
+const HANDSHAKE_TIMEOUT_MS = 5_000;
 
 export interface AgentOptions {
   /** Base URL of the service (https in production). */
@@ -81,18 +83,13 @@ export function startAgent(opts: AgentOptions): RunningAgent {
       const ws = new WebSocket(url, {
         headers: { authorization: `Bearer ${opts.token}`, [AGENT_VERSION_HEADER]: AGENT_VERSION },
         ...(opts.ca ? { ca: opts.ca } : {}),
-        handshakeTimeout: 15_000,
+        // A replica that accepts TCP but never answers (hung behind the balancer) must not hold
+        // the reconnect for long.
+        handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
         maxPayload: 1024 * 1024,
       });
       const mux = new Mux(ws);
       let allowed: Target[] = [];
-      let heartbeat: NodeJS.Timeout | undefined;
-      let heartbeatMs = 15_000;
-      // No ping from the service for a while: the path is dead even if TCP has not noticed.
-      const armHeartbeat = () => {
-        clearTimeout(heartbeat);
-        heartbeat = setTimeout(() => ws.terminate(), heartbeatMs * 3);
-      };
       ws.on('unexpected-response', (_req, res) => {
         const status = res.statusCode ?? 0;
         res.resume();
@@ -102,9 +99,14 @@ export function startAgent(opts: AgentOptions): RunningAgent {
       });
       ws.on('open', () => {
         current = { ws, mux };
-        armHeartbeat();
+        // The replica at the other end may hang with the connection open (stopped, frozen, cut
+        // off behind the balancer): its silence ends the tunnel, and the reconnect goes through
+        // the balancer to a live replica (tunnels/liveness.ts).
+        watchLiveness(ws, (silentMs) => {
+          log('service silent', { silent_ms: silentMs });
+          ws.terminate();
+        });
       });
-      ws.on('ping', armHeartbeat);
       ws.on('message', (data, isBinary) => {
         const frame = readServerFrame(data, isBinary, mux);
         if (!frame) return;
@@ -115,8 +117,6 @@ export function startAgent(opts: AgentOptions): RunningAgent {
         }
         if (msg.type === 'hello') {
           allowed = msg.allowed;
-          heartbeatMs = msg.heartbeat_ms;
-          armHeartbeat();
           log('connected', { agent: msg.agent_id, name: msg.name, targets: allowed.length });
         } else if (msg.type === 'allow') allowed = msg.allowed;
         else if (msg.type === 'open') openStream(mux, msg, allowed);
@@ -124,7 +124,6 @@ export function startAgent(opts: AgentOptions): RunningAgent {
       });
       ws.on('error', (err) => log('tunnel error', { error: err.message }));
       ws.on('close', (code, reason) => {
-        clearTimeout(heartbeat);
         mux.destroyAll('the tunnel closed');
         if (current?.ws === ws) current = null;
         if (code !== 1006 || reason.length > 0) log('disconnected', { code, reason: reason.toString() });

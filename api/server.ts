@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Deps } from '../core/deps.ts';
+import { advertisedUrl } from '../tunnels/advertise.ts';
 import { attachAgentEndpoint } from './agents/connect.ts';
 import { createApp } from './app.ts';
 import { trackRequests } from './drain.ts';
@@ -29,9 +30,14 @@ export async function startApi(deps: Deps): Promise<RunningApi> {
       : app.fetch(req, ...rest);
   return new Promise((resolve, reject) => {
     let closeTunnels = () => {};
+    // Known once the listener is bound (PORT=0 picks the port); no agent can connect before.
+    let relayUrl: string | null = null;
     const server = serve(
       { fetch, hostname: deps.config.host, port: deps.config.port },
       (info: AddressInfo) => {
+        const { config } = deps;
+        relayUrl = advertisedUrl({ ...config, port: info.port });
+        if (deps.agents) deps.logger.info({ relayUrl }, 'agent relays reach this process here');
         const tracked = trackRequests(server as Server, deps.logger);
         requests = tracked;
         const drain = async (opts: { delayMs: number; graceMs: number }) => {
@@ -55,7 +61,7 @@ export async function startApi(deps: Deps): Promise<RunningApi> {
         keyring: deps.keyring,
         agents: deps.agents,
         // Recorded with the agent's session so workers and other replicas can relay through us.
-        relayUrl: deps.config.internalUrl,
+        relayUrl: () => relayUrl,
       });
     server.once('error', reject);
   });

@@ -65,7 +65,7 @@ export async function buildDeps(
   // Agent tunnels live in the process that holds the agent's WebSocket; any other process (the
   // worker, another replica) relays through that one (agent/README.md "Replicas").
   const agents = new AgentHub({ sql, logger });
-  agents.via = new AgentRouter(agents, new RelayClient({ sql, keyring, logger }, agents.heartbeatMs));
+  agents.via = new AgentRouter(agents, new RelayClient({ sql, keyring, logger }));
   // Dev mode's PGlite serves every connection from one session, so no LISTEN of its own: there
   // decisions are read on every request.
   const accessCache = opts.dev ? undefined : await startAccessCache(sql, opts.storeUrl, logger);

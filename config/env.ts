@@ -17,8 +17,13 @@ export interface Config {
   port: number;
   /** Public base URL: issuer, metadata and every absolute link are built from it. */
   baseUrl: string;
-  /** How other Countersign processes reach this one (agent relay); defaults to baseUrl. */
-  internalUrl: string;
+  /**
+   * How other Countersign processes reach this one (agent relay), when set: an override. Unset,
+   * a replica advertises its own listening address (tunnels/advertise.ts), never baseUrl.
+   */
+  internalUrl: string | null;
+  /** POD_IP (Kubernetes downward API): the address to advertise when HOST is 0.0.0.0 or ::. */
+  podIp: string | null;
   /** Where dev mode keeps PGlite, the generated encryption key and the Temporal dev database. */
   dataDir: string;
   /** Base64 of 32 bytes: the current AES-256-GCM key for secrets at rest. */
@@ -150,6 +155,7 @@ const EnvSchema = v.object({
   COUNTERSIGN_INTERNAL_URL: v.optional(
     v.pipe(v.string(), v.url('must be a URL such as http://countersign-api-0.countersign:3000')),
   ),
+  POD_IP: v.optional(v.pipe(v.string(), v.ip('must be an IP address'))),
   COUNTERSIGN_DATA_DIR: v.optional(v.string(), '.countersign'),
   COUNTERSIGN_ENCRYPTION_KEY: v.optional(
     v.pipe(
@@ -303,7 +309,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     port,
     baseUrl,
-    internalUrl: (e.COUNTERSIGN_INTERNAL_URL ?? baseUrl).replace(/\/+$/, ''),
+    internalUrl: e.COUNTERSIGN_INTERNAL_URL?.replace(/\/+$/, '') ?? null,
+    podIp: e.POD_IP || null,
     dataDir: e.COUNTERSIGN_DATA_DIR,
     encryptionKey: e.COUNTERSIGN_ENCRYPTION_KEY ?? null,
     encryptionOldKeys: oldKeys,

@@ -22,16 +22,12 @@ import { type AgentStatus, agentStatus } from '../tunnels/agent-status.ts';
 
 /** Token kind: `csagent_<agent ULID>_<43 random chars>` (store/secrets.ts). */
 export const AGENT_TOKEN_KIND = 'csagent';
-/** Heartbeat interval when no hub says otherwise (status needs it to judge `connected`). */
-export const DEFAULT_HEARTBEAT_MS = 15_000;
 
 /** What the agent functions need; `agents` is the in-process hub, when there is one. */
 export interface AgentDeps {
   sql: Tx;
-  agents?: { heartbeatMs: number; disconnect(agentId: string): void };
+  agents?: { disconnect(agentId: string): void };
 }
-
-const heartbeatOf = (deps: AgentDeps) => deps.agents?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
 
 /**
  * A new agent, as POST /api/v1/agents and the Organization page's form both send it: checked
@@ -81,7 +77,7 @@ export async function registerAgent(
       });
     return inserted;
   });
-  return { agent: present(row, heartbeatOf(deps)), token: minted.secret };
+  return { agent: present(row), token: minted.secret };
 }
 
 /** Revokes the agent and cuts its tunnel here (other replicas within a heartbeat). */
@@ -110,11 +106,11 @@ export async function revokeAgent(
 
 export async function listAgents(deps: AgentDeps, orgId: string) {
   const rows = await listAgentRows(deps.sql, orgId);
-  return rows.map((r) => present(r, heartbeatOf(deps)));
+  return rows.map((r) => present(r));
 }
 
-function present(row: AgentRow, heartbeatMs: number) {
-  return { ...agentStatus(row, heartbeatMs), created_at: row.created_at.toISOString() };
+function present(row: AgentRow) {
+  return { ...agentStatus(row), created_at: row.created_at.toISOString() };
 }
 
 /**
@@ -147,9 +143,8 @@ export async function agentStatuses(
   sql: Tx,
   orgId: string,
   agentIds: Array<string | null>,
-  heartbeatMs = DEFAULT_HEARTBEAT_MS,
 ): Promise<Map<string, AgentStatus>> {
   const ids = [...new Set(agentIds.filter((x): x is string => x !== null))];
   const rows = await findAgents(sql, orgId, ids);
-  return new Map(rows.map((r) => [r.id, agentStatus(r, heartbeatMs)]));
+  return new Map(rows.map((r) => [r.id, agentStatus(r)]));
 }

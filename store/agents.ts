@@ -77,11 +77,19 @@ export async function markAgentConnected(
 }
 
 /**
- * Heartbeat and disconnect touch the row only while it still names `sessionId`: a tunnel the agent
- * has since opened on another process must not be refreshed or marked closed by the old holder.
+ * The holder's lease on every session it holds, in one statement (tunnels/agent-status.ts LEASE_MS).
+ * Lease renewal and disconnect touch a row only while it still names the session: a tunnel the
+ * agent has since opened on another process must not be refreshed or marked closed by the old holder.
  */
-export async function markAgentSeen(sql: Tx, id: string, sessionId: string): Promise<void> {
-  await sql`update agents set last_seen_at = now() where id = ${id} and session_id = ${sessionId}`;
+export async function renewAgentLeases(
+  sql: Tx,
+  held: Array<{ agentId: string; sessionId: string }>,
+): Promise<void> {
+  if (held.length === 0) return;
+  await sql`
+    update agents set last_seen_at = now()
+     where id in ${sql(held.map((h) => h.agentId))}
+       and session_id in ${sql(held.map((h) => h.sessionId))}`;
 }
 
 export async function markAgentDisconnected(sql: Tx, id: string, sessionId: string): Promise<void> {

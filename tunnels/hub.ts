@@ -14,10 +14,10 @@ import {
   listAgentTargets,
   markAgentConnected,
   markAgentDisconnected,
-  markAgentSeen,
+  renewAgentLeases,
 } from '../store/agents.ts';
 import type { Sql } from '../store/db.ts';
-import { agentLabel, isConnectedRow } from './agent-status.ts';
+import { agentLabel, isConnectedRow, LEASE_RENEW_MS } from './agent-status.ts';
 import { LoopbackListeners, targetKey } from './loopback.ts';
 import { Mux } from './mux.ts';
 import {
@@ -65,6 +65,7 @@ export class AgentHub extends TunnelBook implements AgentTunnels {
   private readonly sessions = new Map<string, Session>();
   private readonly listeners = new LoopbackListeners();
   private readonly timer: NodeJS.Timeout;
+  private readonly leaseTimer: NodeJS.Timeout;
   private nextStream = 1;
   /**
    * Set in processes that relay (cli/boot.ts): pools and check-connection given this hub send
@@ -79,6 +80,10 @@ export class AgentHub extends TunnelBook implements AgentTunnels {
     super();
     this.timer = setInterval(() => void this.heartbeat(), heartbeatMs);
     this.timer.unref();
+    // The lease is apart from the heartbeat: it must be short for a hung holder to be noticed
+    // within seconds, and it costs one statement per interval for every agent held here.
+    this.leaseTimer = setInterval(() => void this.renewLeases(), LEASE_RENEW_MS);
+    this.leaseTimer.unref();
   }
 
   /**
@@ -146,7 +151,7 @@ export class AgentHub extends TunnelBook implements AgentTunnels {
     if (row.revoked_at) return new AdapterError(`${label} is revoked`, 'connection');
     if (this.sessions.get(agentId)?.draining)
       return new AdapterError(`${label} is shutting down`, 'connection');
-    if (isConnectedRow(row, this.heartbeatMs, new Date()))
+    if (isConnectedRow(row))
       return new AdapterError(
         `${label} is connected to another Countersign process, not this one (agent/README.md "Replicas")`,
         'connection',
@@ -197,6 +202,7 @@ export class AgentHub extends TunnelBook implements AgentTunnels {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.leaseTimer);
     for (const s of this.sessions.values()) s.ws.close(CLOSE.goingAway, 'service stopping');
     await this.listeners.closeAll();
   }
@@ -257,6 +263,15 @@ export class AgentHub extends TunnelBook implements AgentTunnels {
     session.mux.control({ type: 'allow', allowed: session.allowed });
   }
 
+  private async renewLeases(): Promise<void> {
+    const held = [...this.sessions.values()]
+      .filter((s) => s.ready)
+      .map((s) => ({ agentId: s.agent.id, sessionId: s.id }));
+    await renewAgentLeases(this.deps.sql, held).catch((err: Error) =>
+      this.deps.logger.warn({ err: err.message }, 'agent lease renewal failed'),
+    );
+  }
+
   /** Pings every session; one that missed the previous ping is cut. Also re-reads revocation and targets. */
   private async heartbeat(): Promise<void> {
     for (const session of [...this.sessions.values()]) {
@@ -273,7 +288,6 @@ export class AgentHub extends TunnelBook implements AgentTunnels {
           session.ws.close(CLOSE.revoked, 'revoked');
           continue;
         }
-        await markAgentSeen(this.deps.sql, session.agent.id, session.id);
         await this.refreshAllowed(session);
       } catch (err) {
         this.deps.logger.warn(

@@ -117,7 +117,11 @@ class AgentPool implements AdapterPool {
       const message = err instanceof Error ? err.message : String(err);
       // The driver only saw its socket die; say why.
       if (this.tunnels.generation(this.agentId) !== generation || !this.tunnels.isConnected(this.agentId))
-        throw new AdapterError(`${this.tunnels.label(this.agentId)} disconnected: ${message}`, 'connection');
+        throw new AdapterError(
+          this.tunnels.loss(this.agentId, since) ??
+            `${this.tunnels.label(this.agentId)} disconnected: ${message}`,
+          'connection',
+        );
       const refusal = this.tunnels.refusal(this.agentId, this.target, since);
       if (refusal) throw new AdapterError(refusal, 'connection');
       throw err;

@@ -10,15 +10,20 @@ import type { Logger } from '../core/logger.ts';
 import { findAgent } from '../store/agents.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';
-import { agentLabel, isConnectedRow } from './agent-status.ts';
+import { agentLabel, isConnectedRow, LEASE_MS } from './agent-status.ts';
+import { watchLiveness } from './liveness.ts';
 import { LoopbackListeners, targetKey } from './loopback.ts';
 import { Mux } from './mux.ts';
 import { CLOSE, decodeData, parseAgentMessage, type Target, wsPayload } from './protocol.ts';
 import { RELAY_SESSION_HEADER, relayPath, relayToken } from './relay-auth.ts';
 import { type AgentTunnels, TunnelBook } from './tunnels.ts';
 
-/** How long the holder has to accept the relay link or answer an `open`. */
-const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long the holder has to accept the relay link: short, as replicas are on one network and a
+ * hung holder must not hold a query for long (the 10 s budget in liveness.ts).
+ */
+const CONNECT_TIMEOUT_MS = 2_000;
+/** How long the holder has to answer an `open` (the agent dials the database meanwhile). */
 const OPEN_TIMEOUT_MS = 15_000;
 const MAX_PAYLOAD = 1024 * 1024;
 
@@ -27,7 +32,26 @@ interface Link {
   mux: Mux;
   pending: Map<number, { socket: Socket; resolve(): void; reject(err: Error): void; timer: NodeJS.Timeout }>;
   draining: boolean;
-  alive: boolean;
+  holder: Holder;
+  /** Why this process ended the link, when it did (the holder went silent). */
+  why: string | null;
+}
+
+interface Holder {
+  label: string;
+  sessionId: string;
+  /** Its advertised address (tunnels/advertise.ts). */
+  url: string;
+}
+
+const isHandshakeTimeout = (err: Error) => /handshake has timed out/i.test(err.message);
+
+/** Why a relay connect failed, for the error (never a header or the token). */
+function dialFailure(err: NodeJS.ErrnoException): string {
+  if (err.code === 'ECONNREFUSED') return 'which refused the connection (is it running?)';
+  if (isHandshakeTimeout(err))
+    return `which did not answer within ${CONNECT_TIMEOUT_MS / 1000} s (it may hang or be overloaded)`;
+  return `which cannot be reached: ${err.code ?? err.message}`;
 }
 
 export interface RelayClientDeps {
@@ -39,19 +63,17 @@ export interface RelayClientDeps {
 export class RelayClient extends TunnelBook implements AgentTunnels {
   private readonly links = new Map<string, Link>();
   private readonly connecting = new Map<string, Promise<Link>>();
+  /**
+   * Sessions whose holder went silent here, with why: while the store still names one (the agent
+   * has not moved yet, or its lease has not lapsed), calls fail at once instead of waiting on the
+   * connect timeout again, and the first call after the agent moved goes to the new holder.
+   */
+  private readonly silent = new Map<string, { at: number; why: string }>();
   private readonly listeners = new LoopbackListeners();
-  private readonly timer: NodeJS.Timeout;
   private nextStream = 1;
 
-  constructor(
-    private readonly deps: RelayClientDeps,
-    /** The hub's heartbeat interval: store rows older than three of them are stale. */
-    private readonly heartbeatMs = 15_000,
-  ) {
+  constructor(private readonly deps: RelayClientDeps) {
     super();
-    // A holder that hangs (rather than closing the link) is found by a missed pong.
-    this.timer = setInterval(() => this.ping(), heartbeatMs);
-    this.timer.unref();
   }
 
   isConnected(agentId: string): boolean {
@@ -80,65 +102,102 @@ export class RelayClient extends TunnelBook implements AgentTunnels {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
     for (const link of this.links.values()) link.ws.close(CLOSE.goingAway, 'process stopping');
     await this.listeners.closeAll();
   }
 
-  /** Looks up the holder in the store and opens the relay link; every failure names the agent. */
+  /**
+   * Looks up the holder in the store and opens the relay link; every failure names the agent, the
+   * holder's address and why. The agent may move while this waits on a holder that hangs or just
+   * lost it: when the store names another session by then, that one is tried at once.
+   */
   private async connect(agentId: string): Promise<Link> {
+    const first = await this.holder(agentId);
+    const quiet = this.silent.get(first.sessionId);
+    if (quiet && Date.now() - quiet.at < LEASE_MS) throw new AdapterError(quiet.why, 'connection');
+    try {
+      return await this.dial(agentId, first);
+    } catch (err) {
+      const now = await this.holder(agentId).catch(() => null);
+      if (!now || now.sessionId === first.sessionId) throw err;
+      return this.dial(agentId, now);
+    }
+  }
+
+  /** The session and address the store names for the agent's tunnel, or the clear error. */
+  private async holder(agentId: string): Promise<Holder> {
     const row = await findAgent(this.deps.sql, agentId);
     if (!row) throw new AdapterError(`agent ${agentId} is not registered`, 'connection');
     this.names.set(row.id, row.name);
     const label = agentLabel(row.id, row.name);
     if (row.revoked_at) throw new AdapterError(`${label} is revoked`, 'connection');
-    // A row whose heartbeat is stale belongs to a holder that died: no traffic goes there.
-    if (!isConnectedRow(row, this.heartbeatMs, new Date()) || !row.session_id)
+    // A row whose lease lapsed belongs to a holder that died or hangs: no traffic goes there.
+    if (!isConnectedRow(row) || !row.session_id)
       throw new AdapterError(`${label} is not connected`, 'connection');
     if (!row.relay_url)
       throw new AdapterError(
         `${label} is connected to a Countersign process that serves no relay`,
         'connection',
       );
-    const url = new URL(relayPath(agentId), `${row.relay_url}/`);
+    return { label, sessionId: row.session_id, url: row.relay_url };
+  }
+
+  private async dial(agentId: string, holder: Holder): Promise<Link> {
+    const { label } = holder;
+    const url = new URL(relayPath(agentId), `${holder.url}/`);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(url, {
       headers: {
         authorization: `Bearer ${relayToken(this.deps.keyring)}`,
-        [RELAY_SESSION_HEADER]: row.session_id,
+        [RELAY_SESSION_HEADER]: holder.sessionId,
       },
       handshakeTimeout: CONNECT_TIMEOUT_MS,
       maxPayload: MAX_PAYLOAD,
     });
     const unreachable = (why: string) =>
-      new AdapterError(
-        `${label} is held by the Countersign process at ${row.relay_url}, ${why}`,
-        'connection',
-      );
+      new AdapterError(`${label} is held by the Countersign replica at ${holder.url}, ${why}`, 'connection');
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('unexpected-response', (_req, res) => {
         ws.terminate();
         const status = res.statusCode ?? 0;
-        // 409: the holder no longer has that session (the agent moved or the process restarted).
-        if (status === 409) reject(new AdapterError(`${label} is not connected`, 'connection'));
+        // 409: the process at that address does not hold that session now: the tunnel just
+        // closed, or the address reaches another process (a balancer's, say).
+        if (status === 409)
+          reject(
+            unreachable(
+              'which does not hold that tunnel now (it just closed, or the address reaches another process: COUNTERSIGN_INTERNAL_URL must name the replica itself, never the load balancer)',
+            ),
+          );
         else if (status === 401)
           reject(unreachable('which refused this process (is COUNTERSIGN_ENCRYPTION_KEY the same?)'));
         else reject(unreachable(`which answered ${status}`));
       });
-      ws.once('error', (err) => reject(unreachable(`which cannot be reached: ${err.message}`)));
+      ws.once('error', (err: NodeJS.ErrnoException) => {
+        const failure = unreachable(dialFailure(err));
+        if (isHandshakeTimeout(err)) this.markSilent(holder.sessionId, failure.message);
+        reject(failure);
+      });
     });
-    const link: Link = { ws, mux: new Mux(ws), pending: new Map(), draining: false, alive: true };
+    const link: Link = { ws, mux: new Mux(ws), pending: new Map(), draining: false, holder, why: null };
     this.links.get(agentId)?.ws.terminate();
     this.links.set(agentId, link);
     this.bump(agentId);
-    ws.on('pong', () => {
-      link.alive = true;
+    // A holder that hangs keeps the TCP connection open: only its silence tells (liveness.ts).
+    watchLiveness(ws, (silentMs) => {
+      link.why = `${label} is held by the Countersign replica at ${holder.url}, which stopped answering (nothing for ${Math.round(silentMs / 1000)} s)`;
+      this.markSilent(holder.sessionId, link.why);
+      ws.terminate();
     });
     ws.on('error', () => {});
     ws.on('message', (data, isBinary) => this.onMessage(agentId, link, data, isBinary));
     ws.on('close', (code) => this.detach(agentId, link, code));
     return link;
+  }
+
+  private markSilent(sessionId: string, why: string): void {
+    for (const [id, q] of this.silent) if (Date.now() - q.at >= LEASE_MS) this.silent.delete(id);
+    this.silent.set(sessionId, { at: Date.now(), why });
   }
 
   private async openStream(agentId: string, target: Target, socket: Socket): Promise<void> {
@@ -189,7 +248,9 @@ export class RelayClient extends TunnelBook implements AgentTunnels {
     const reason =
       code === CLOSE.agentGone
         ? `${this.label(agentId)} disconnected`
-        : `the relay to the process holding ${this.label(agentId)} closed`;
+        : (link.why ??
+          `${this.label(agentId)} disconnected: the relay to the Countersign replica at ${link.holder.url} holding its tunnel closed`);
+    this.lost(agentId, reason);
     link.mux.destroyAll(reason);
     for (const p of link.pending.values()) {
       clearTimeout(p.timer);
@@ -200,16 +261,5 @@ export class RelayClient extends TunnelBook implements AgentTunnels {
     this.links.delete(agentId);
     this.bump(agentId);
     this.notify(agentId);
-  }
-
-  private ping(): void {
-    for (const link of this.links.values()) {
-      if (!link.alive) {
-        link.ws.terminate();
-        continue;
-      }
-      link.alive = false;
-      link.ws.ping();
-    }
   }
 }

@@ -41,6 +41,10 @@ export class AgentRouter implements AgentTunnels {
     return this.hub.refusal(agentId, target, since) ?? this.relay.refusal(agentId, target, since);
   }
 
+  loss(agentId: string, since: number): string | null {
+    return this.relay.loss(agentId, since) ?? this.hub.loss(agentId, since);
+  }
+
   label(agentId: string): string {
     return this.local(agentId) ? this.hub.label(agentId) : this.relay.label(agentId);
   }

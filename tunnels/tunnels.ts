@@ -16,6 +16,8 @@ export interface AgentTunnels {
   tunnel(agentId: string, target: Target): Promise<Target>;
   /** The agent's last refusal of a stream to `target` after `since` (ms epoch), if any. */
   refusal(agentId: string, target: Target, since: number): string | null;
+  /** Why the path to the agent last went away after `since`, when this side knows (a relay's holder went silent). */
+  loss(agentId: string, since: number): string | null;
   label(agentId: string): string;
   /** Calls `fn` whenever the agent drains or its tunnel goes away; returns the unsubscribe. */
   watch(agentId: string, fn: () => void): () => void;
@@ -28,6 +30,7 @@ export abstract class TunnelBook {
   protected readonly names = new Map<string, string>();
   private readonly generations = new Map<string, number>();
   private readonly refusals = new Map<string, { at: number; reason: string }>();
+  private readonly losses = new Map<string, { at: number; reason: string }>();
   private readonly watchers = new Map<string, Set<() => void>>();
 
   generation(agentId: string): number {
@@ -48,6 +51,15 @@ export abstract class TunnelBook {
   refusal(agentId: string, target: Target, since: number): string | null {
     const r = this.refusals.get(targetKey(agentId, target));
     return r && r.at >= since ? r.reason : null;
+  }
+
+  loss(agentId: string, since: number): string | null {
+    const l = this.losses.get(agentId);
+    return l && l.at >= since ? l.reason : null;
+  }
+
+  protected lost(agentId: string, reason: string): void {
+    this.losses.set(agentId, { at: Date.now(), reason });
   }
 
   protected refused(agentId: string, target: Target, reason: string): void {

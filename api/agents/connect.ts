@@ -25,7 +25,7 @@ function refuse(socket: Duplex, status: 401 | 404 | 409 | 500, text: string): vo
 /** Handles upgrades on `server`; returns a function that closes every tunnel it accepted. */
 export function attachAgentEndpoint(
   server: Server,
-  deps: { sql: Sql; logger: Logger; keyring: Keyring; agents: AgentHub; relayUrl: string },
+  deps: { sql: Sql; logger: Logger; keyring: Keyring; agents: AgentHub; relayUrl: () => string | null },
 ): () => void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -45,7 +45,7 @@ export function attachAgentEndpoint(
       const raw = req.headers[AGENT_VERSION_HEADER];
       const version = typeof raw === 'string' ? raw.slice(0, 64) : null;
       wss.handleUpgrade(req, socket, head, (ws) => {
-        deps.agents.attach(agent, ws, version, deps.relayUrl).catch((err: Error) => {
+        deps.agents.attach(agent, ws, version, deps.relayUrl()).catch((err: Error) => {
           deps.logger.error({ agentId: agent.id, err: err.message }, 'agent attach failed');
           ws.terminate();
         });

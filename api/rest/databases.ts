@@ -31,7 +31,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
   const admin = requireAdmin();
   // The `agent` status object of each database that names one (agent/README.md).
   const present = async (orgId: string, x: DatabaseWithCredentials) => {
-    const agents = await agentStatuses(deps.sql, orgId, [x.db.agent_id], deps.agents?.heartbeatMs);
+    const agents = await agentStatuses(deps.sql, orgId, [x.db.agent_id]);
     return presentDatabase(x, agents);
   };
 
@@ -48,7 +48,6 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
         deps.sql,
         p.orgId,
         page.items.map((x) => x.db.agent_id),
-        deps.agents?.heartbeatMs,
       );
       return c.json({
         data: page.items.map((x) => presentDatabase(x, agents)),

@@ -46,7 +46,7 @@ beforeAll(async () => {
   // tunnel: its pools route through the relay, as cli/boot.ts wires every process.
   const { sql, keyring, logger, config } = env.svc.deps;
   const hub = new AgentHub({ sql, logger });
-  const relay = new RelayClient({ sql, keyring, logger }, hub.heartbeatMs);
+  const relay = new RelayClient({ sql, keyring, logger });
   hub.via = new AgentRouter(hub, relay);
   const deps: Deps = {
     config: { ...config, port: 0 },
@@ -188,7 +188,9 @@ describe('agent relay between Countersign processes', () => {
 
   it('fails relayed queries at once, naming the agent, when the holder stops or its row is stale', async () => {
     const label = `agent "edge-relay" (${edge.id})`;
-    const holderUrl = env.svc.deps.config.internalUrl;
+    // The holder advertises the address it listens on (tunnels/advertise.ts).
+    const holderUrl = (await findAgent(env.svc.deps.sql, edge.id))!.relay_url;
+    expect(holderUrl).toBe(env.svc.url);
     // A relayed query running when the holder goes away fails then, not at its timeout.
     const running = querySecond('select pg_sleep(20)');
     await new Promise((r) => setTimeout(r, 700));
@@ -217,11 +219,11 @@ describe('agent relay between Countersign processes', () => {
     const dead = await querySecond('select 1');
     expect(dead.status).toBe(422);
     expect(dead.body.detail).toContain(
-      `${label} is held by the Countersign process at ${holderUrl}, which cannot be reached`,
+      `${label} is held by the Countersign replica at ${holderUrl}, which refused the connection`,
     );
     expect(Date.now() - started).toBeLessThan(3_000);
 
-    // Once its heartbeat is stale, the row sends nobody anywhere.
+    // Once its lease lapsed, the row sends nobody anywhere.
     await env.svc.deps
       .sql`update agents set last_seen_at = now() - interval '10 minutes' where id = ${edge.id}`;
     const stale = await querySecond('select 1');

@@ -66,7 +66,8 @@ describe('Helm chart', () => {
     expect(env(api, 'SHUTDOWN_DELAY_SECONDS')?.value).toBe('7');
     expect(env(api, 'SHUTDOWN_GRACE_SECONDS')?.value).toBe('30');
     expect(env(api, 'POD_IP')?.valueFrom).toEqual({ fieldRef: { fieldPath: 'status.podIP' } });
-    expect(env(api, 'COUNTERSIGN_INTERNAL_URL')?.value).toBe('http://$(POD_IP):3000');
+    // Replicas advertise POD_IP themselves (tunnels/advertise.ts): no per-pod URL to keep in step.
+    expect(env(api, 'COUNTERSIGN_INTERNAL_URL')).toBeUndefined();
     expect(env(api, 'HOST')?.value).toBe('0.0.0.0');
     // Secrets come from the Secret, never inline.
     expect(env(api, 'DATABASE_URL')?.value).toBeUndefined();

@@ -2,11 +2,13 @@
 // the next backend in rotation, tries the next one when a connect is refused, and records when
 // each backend's readiness failed and when its listener stopped accepting. As a Kubernetes
 // Service does, it probes /readyz every `probeMs` and takes a backend out after three failed
-// probes in a row (a refused connect at once); with none in rotation it tries them all.
+// probes in a row (a refused connect at once; a probe unanswered for `probeTimeoutMs` fails);
+// with none in rotation it tries them all.
 import { request } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface Backend {
+  host: string;
   port: number;
   ready: boolean;
   failures: number;
@@ -24,9 +26,14 @@ export interface Balancer {
   close(): Promise<void>;
 }
 
-export async function startBalancer(ports: number[], probeMs = 200): Promise<Balancer> {
-  const backends: Backend[] = ports.map((port) => ({
-    port,
+/** Backends by port on 127.0.0.1, or by loopback address and port. */
+export async function startBalancer(
+  ports: Array<number | { host: string; port: number }>,
+  probeMs = 200,
+  probeTimeoutMs = 5_000,
+): Promise<Balancer> {
+  const backends: Backend[] = ports.map((p) => ({
+    ...(typeof p === 'number' ? { host: '127.0.0.1', port: p } : p),
     ready: false,
     failures: 0,
     notReadyAt: null,
@@ -57,7 +64,7 @@ export async function startBalancer(ports: number[], probeMs = 200): Promise<Bal
       const b = pick(tried);
       if (!b) return client.destroy();
       tried.add(b.port);
-      const upstream = connect(b.port, '127.0.0.1');
+      const upstream = connect(b.port, b.host);
       sockets.add(upstream);
       upstream.once('connect', () => {
         upstream.removeAllListeners('error');
@@ -87,7 +94,7 @@ export async function startBalancer(ports: number[], probeMs = 200): Promise<Bal
   const probe = (b: Backend) =>
     new Promise<void>((done) => {
       const req = request(
-        { host: '127.0.0.1', port: b.port, path: '/readyz', agent: false, timeout: 5000 },
+        { host: b.host, port: b.port, path: '/readyz', agent: false, timeout: probeTimeoutMs },
         (res) => {
           res.resume();
           const ok = res.statusCode === 200;
