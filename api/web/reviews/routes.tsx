@@ -35,6 +35,7 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
     const ctx = {
       reviews: inbox.reviews,
       revisions: inbox.revisions,
+      approvals: inbox.approvals,
       previews,
       csrf: c.get('csrfToken'),
       role: p.role,
