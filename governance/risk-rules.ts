@@ -75,17 +75,22 @@ export function currentRequirement(
   };
 }
 
+/** Whether `a` asks more than `b`: more approvals, or as many from a higher role. */
+function stricter(a: Requirement, b: Requirement): boolean {
+  return (
+    a.reviews_required > b.reviews_required ||
+    (a.reviews_required === b.reviews_required &&
+      RANK[a.approver_role ?? 'member'] > RANK[b.approver_role ?? 'member'])
+  );
+}
+
 /** The level whose requirement is strictest (more approvals, then a higher role); ordinary on a tie. */
 function strictest(cred: RiskSettings, why: string): Risk {
   let best: Risk = { level: 'ordinary', why };
   let need = requirementFor(cred, best);
   for (const level of LEVELS) {
     const r = requirementFor(cred, { level, why });
-    const more =
-      r.reviews_required > need.reviews_required ||
-      (r.reviews_required === need.reviews_required &&
-        RANK[r.approver_role ?? 'member'] > RANK[need.approver_role ?? 'member']);
-    if (more) {
+    if (stricter(r, need)) {
       best = { level, why };
       need = r;
     }
@@ -115,10 +120,10 @@ export async function assessRisk(
   if (plan.kind === 'none') return strictest(s.cred, `its risk could not be assessed: ${plan.reason}`);
   const fixed = riskOf(plan, null, s.cred.large_write_rows);
   if (fixed.level !== 'ordinary' || plan.kind !== 'rows') return fixed;
-  // A write that runs unreviewed whatever its size needs no count (no extra round trip).
-  const ordinary = requirementFor(s.cred, fixed).reviews_required;
-  const large = requirementFor(s.cred, { level: 'large', why: '' });
-  if (ordinary === 0 && large.reviews_required === 0) return fixed;
+  // The count costs a round trip to the target: it is read only when a large write needs more
+  // than an ordinary one (else the level changes nothing; the reviewers' preview still shows it).
+  if (!stricter(requirementFor(s.cred, { level: 'large', why: '' }), requirementFor(s.cred, fixed)))
+    return fixed;
   const preview = await computePreview(
     deps,
     {
