@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { firstOrganization } from '../../store/users.ts';
+import { signIn } from '../helpers/service.ts';
 import { startMariadbTarget, startPostgresTarget, type Target } from './protection-targets.ts';
 
 type Who = 'author' | 'member1' | 'member2' | 'admin1';
@@ -213,6 +214,48 @@ describe('risk levels on PostgreSQL', () => {
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
       const problem = (await res.json()) as { errors: Array<{ path: string }> };
       expect(problem.errors.map((e) => e.path)).toContain(path);
+    }
+    expect((await w.database()).credentials[0]).toEqual(before);
+  });
+
+  it('the credential form gives the same field errors as PATCH, and changes nothing', async () => {
+    const { svc } = w.t.fx;
+    const admin = await signIn(svc, svc.admin.email, svc.admin.password);
+    const before = (await w.database()).credentials[0];
+    const cases: Array<{ json: Record<string, unknown>; form: Record<string, string>; field: string }> = [
+      { json: { large_write_rows: -1 }, form: { large_write_rows: '-1' }, field: 'large_write_rows' },
+      {
+        json: { risk_reviews: { huge: { reviews_required: 3 } } },
+        form: { 'risk_reviews.huge.reviews_required': '3' },
+        field: 'risk_reviews.huge',
+      },
+      {
+        json: { risk_reviews: { ddl: { reviews_required: 2, approver_role: 'owner' } } },
+        form: { 'risk_reviews.ddl.reviews_required': '2', 'risk_reviews.ddl.approver_role': 'owner' },
+        field: 'risk_reviews.ddl.approver_role',
+      },
+    ];
+    for (const c of cases) {
+      const res = await w.patch(c.json);
+      expect(res.status).toBe(422);
+      const rest = ((await res.json()) as { errors: Array<{ path: string; message: string }> }).errors.find(
+        (e) => e.path === `credentials.0.${c.field}`,
+      );
+      expect(rest).toBeDefined();
+      const page = await svc.fetch(`/databases/${w.t.fx.databaseId}/credentials/${w.credentialId}`, {
+        method: 'POST',
+        headers: { cookie: admin.cookie },
+        body: new URLSearchParams({ _csrf: admin.csrf, username: String(before?.username), ...c.form }),
+        redirect: 'manual',
+      });
+      expect(page.status).toBe(422);
+      const html = await page.text();
+      const shown =
+        new RegExp(`id="f-${w.credentialId}-${c.field.replaceAll('.', '\\.')}-error">([^<]*)<`).exec(
+          html,
+        )?.[1] ??
+        new RegExp(`data-field="${c.field.replaceAll('.', '\\.')}">[^:]*: ([^<]*)<`).exec(html)?.[1];
+      expect(shown).toBe(rest?.message);
     }
     expect((await w.database()).credentials[0]).toEqual(before);
   });
