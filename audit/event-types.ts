@@ -82,14 +82,6 @@ export interface EventSubjects {
     count: number | null;
     risk: string;
   };
-  'query_request.risk_assessed': {
-    request_id: string;
-    revision: number;
-    risk_level: string | null;
-    risk_why: string | null;
-    reviews_required: number;
-    approver_role: string | null;
-  };
   // Automation and dashboards.
   'workflow.created': Change & { workflow_id: string };
   'workflow.updated': Change & { workflow_id: string };
@@ -169,7 +161,6 @@ export const EVENT_TYPES: { readonly [K in EventType]: EventTypeInfo } = {
   'review.edited': info('Request edited', 'reviews', true),
   'review.canceled': info('Request canceled', 'reviews'),
   'query_request.previewed': info('Write previewed', 'reviews'),
-  'query_request.risk_assessed': info('Risk level assessed', 'reviews'),
   'workflow.created': info('Workflow created', 'automation', true),
   'workflow.updated': info('Workflow changed', 'automation', true),
   'workflow.archived': info('Workflow archived', 'automation', true),

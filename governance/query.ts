@@ -15,7 +15,7 @@ import {
 } from './execute.ts';
 import { encodeParams } from './params.ts';
 import { bypassRefusal } from './review-rules.ts';
-import { assessRisk, recordRequirement, requirementFor, reviewsConfigured } from './risk-rules.ts';
+import { assessRisk, requirementFor, requirementNote, reviewsConfigured } from './risk-rules.ts';
 import { protectionRefusal, type SubmitCheck } from './submit-check.ts';
 
 export { canSee, resolveTarget } from './access.ts';
@@ -217,7 +217,8 @@ export async function runGovernedQuery(
     await recordAttempt(tx, {
       ...attempt,
       outcome: 'pending',
-      detail: `waiting for ${need.reviews_required} review(s)${need.level ? `; risk ${need.level}: ${need.why}` : ''}`,
+      // The level, why and what it requires are in the hash-chained entry of the submission.
+      detail: `waiting for ${requirementNote(need)}`,
       review: {
         requestId: row.id,
         reviewsRequired: need.reviews_required,
@@ -226,7 +227,6 @@ export async function runGovernedQuery(
         bypassReason: null,
       },
     });
-    await recordRequirement(tx, { ...row, actor: author, origin: q.origin });
     return row;
   });
   deps.notify?.requestOpened(request, db);

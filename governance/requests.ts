@@ -36,7 +36,6 @@ import {
   assessRisk,
   currentRequirement,
   type Requirement,
-  recordRequirement,
   requirementFor,
   roleMayApprove,
 } from './risk-rules.ts';
@@ -50,6 +49,8 @@ export interface RequestView {
   validApprovals: string[];
   /** Its risk level, why, and what that level requires now (risk-rules.ts). */
   requirement?: Requirement;
+  /** Earlier revisions of its SQL; only on a single read. */
+  revisions?: RevisionRow[];
   /** A pending write's preview as the reader may see it (preview/index.ts); only on a single read. */
   preview?: WritePreview | null;
 }
@@ -112,22 +113,13 @@ export async function getRequest(
   id: string,
 ): Promise<RequestView> {
   const { request } = await visibleRequest(deps.sql, orgId, caller, id);
+  // The preview is read (and its reading audited) only here, on the request's own page or
+  // GET: lists and the inbox never run one, so a page load costs no query per open write.
   return {
     ...(await view(deps.sql, request, caller.actor)),
     preview: await pendingPreview(deps, request, caller.actor),
+    revisions: await listRevisions(deps.sql, [request.id]),
   };
-}
-
-/** Previews of the first open writes of a page, as `reader` may see them, by request id. */
-export async function requestPreviews(
-  deps: GovernanceDeps,
-  requests: QueryRequestRow[],
-  reader: QueryActor,
-): Promise<Record<string, WritePreview | null>> {
-  const writes = requests.filter((r) => r.classification === 'write' && OPEN.includes(r.status)).slice(0, 20);
-  const out: Record<string, WritePreview | null> = {};
-  for (const r of writes) out[r.id] = await previewRequest(deps, r, reader);
-  return out;
 }
 
 /** Reviewers look at open requests: their preview is read; an executed one has nothing to preview. */
@@ -338,7 +330,6 @@ export async function editRequest(
           ? `revision ${updated.revision}; ${voided} approval(s) voided`
           : 'run on approval changed',
       });
-    if (sqlChanged) await recordRequirement(tx, { ...updated, actor, origin: 'user' });
     return updated;
   });
   return view(deps.sql, request, actor);

@@ -5,16 +5,14 @@
 // counted) is held to the strictest level the credential configures: failing closed, a
 // multi-statement batch cannot hide a DDL from the DDL rule.
 import type { ParamValue } from '../adapters/types.ts';
-import { recordEvent } from '../audit/events.ts';
 import type { CredentialRow, DatabaseRow, RiskLevelName } from '../store/databases.ts';
-import type { Tx } from '../store/db.ts';
 import type { QueryRequestRow } from '../store/query-requests.ts';
 import type { Role } from '../store/users.ts';
 import { encodeParams } from './params.ts';
 import { computePreview } from './preview/index.ts';
 import { type Risk, riskOf } from './preview/risk.ts';
 import { previewPlan } from './preview/statements.ts';
-import type { GovernanceDeps, QueryActor, QueryOrigin } from './types.ts';
+import type { GovernanceDeps, QueryActor } from './types.ts';
 
 export type ApproverRole = 'admin' | 'super_admin';
 
@@ -150,39 +148,10 @@ export function reviewsConfigured(cred: RiskSettings): boolean {
   );
 }
 
-/**
- * The level and the requirement a request was given, in the audit chain with the request, in the
- * transaction that stored them (on submission and on each edit).
- */
-export async function recordRequirement(
-  tx: Tx,
-  r: Pick<
-    QueryRequestRow,
-    | 'id'
-    | 'org_id'
-    | 'database_id'
-    | 'revision'
-    | 'risk_level'
-    | 'risk_why'
-    | 'reviews_required'
-    | 'approver_role'
-  > & { actor: QueryActor; origin: QueryOrigin },
-): Promise<void> {
-  await recordEvent(tx, {
-    orgId: r.org_id,
-    actor: r.actor,
-    origin: r.origin,
-    event: 'query_request.risk_assessed',
-    subject: {
-      request_id: r.id,
-      revision: r.revision,
-      risk_level: r.risk_level,
-      risk_why: r.risk_why,
-      reviews_required: r.reviews_required,
-      approver_role: r.approver_role,
-    },
-    databaseId: r.database_id,
-    outcome: 'allowed',
-    detail: `revision ${r.revision}: ${r.risk_level ? `risk ${r.risk_level} (${r.risk_why}); ` : ''}needs ${r.reviews_required} approval(s)${r.approver_role ? ` from ${r.approver_role === 'admin' ? 'admins' : 'super admins'}` : ''}`,
-  });
+/** The requirement in words, for the audit entry of a submission: "2 approval(s) from admins; risk ddl: …". */
+export function requirementNote(need: Requirement): string {
+  const from = need.approver_role
+    ? ` from ${need.approver_role === 'admin' ? 'admins' : 'super admins'}`
+    : '';
+  return `${need.reviews_required} approval(s)${from}${need.level ? `; risk ${need.level}: ${need.why}` : ''}`;
 }

@@ -135,10 +135,11 @@ describe('risk levels on PostgreSQL', () => {
     expect(await w.t.fx.attempt('select count(*) from risk_ddl', [], w.t.fx.unprotected)).toHaveProperty(
       'rows',
     );
-    // The level and what it required are in the audit chain with the request.
-    const events = await w.t.fx.svc.deps.sql<Array<{ subject: Record<string, unknown> }>>`
-      select subject from audit_log where event = 'query_request.risk_assessed' and subject->>'request_id' = ${r.id}`;
-    expect(events[0]?.subject).toMatchObject({ risk_level: 'ddl', reviews_required: 2, approver_role: null });
+    // The level and what it required are in the hash-chained entry of the submission.
+    const [entry] = await w.t.fx.svc.deps.sql<Array<{ reviews_required: number; detail: string }>>`
+      select reviews_required, detail from audit_log where request_id = ${r.id} and outcome = 'pending'`;
+    expect(entry?.reviews_required).toBe(2);
+    expect(entry?.detail).toMatch(/2 approval\(s\); risk ddl: Create changes the structure/);
   });
 
   it('an UPDATE touching more than N rows is large; an edit to fewer rows is assessed again', async () => {
@@ -172,6 +173,9 @@ describe('risk levels on PostgreSQL', () => {
     expect(res.status).toBe(200);
     const r = await w.submit('create table risk_role (id int)');
     expect(r.approvals).toMatchObject({ required: 1, approver_role: 'admin', summary: '0 of 1 approval' });
+    const [entry] = await w.t.fx.svc.deps.sql<Array<{ detail: string }>>`
+      select detail from audit_log where request_id = ${r.id} and outcome = 'pending'`;
+    expect(entry?.detail).toMatch(/1 approval\(s\) from admins; risk ddl/);
     const refused = await w.approve('member1', r.id);
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { detail: string }).detail).toMatch(/admins/);
@@ -216,6 +220,31 @@ describe('risk levels on PostgreSQL', () => {
       expect(problem.errors.map((e) => e.path)).toContain(path);
     }
     expect((await w.database()).credentials[0]).toEqual(before);
+  });
+
+  it('the review inbox reads no write preview; the request page reads one and audits it', async () => {
+    const { svc } = w.t.fx;
+    const admin = await signIn(svc, svc.admin.email, svc.admin.password);
+    const r = await w.submit("update orders set note = 'paged' where id = 1");
+    const previews = async () =>
+      Number(
+        (
+          await svc.deps.sql<Array<{ n: string }>>`
+          select count(*) as n from audit_log where event = 'query_request.previewed'`
+        )[0]?.n,
+      );
+    const before = await previews();
+    const inbox = await svc.fetch('/reviews', { headers: { cookie: admin.cookie } });
+    const list = await inbox.text();
+    expect(list).toContain(r.id);
+    expect(list).not.toContain('aria-label="Write preview"');
+    expect(await previews()).toBe(before);
+    const page = await svc.fetch(`/reviews/${r.id}`, { headers: { cookie: admin.cookie } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('aria-label="Write preview"');
+    expect(html).toMatch(/data-count="1"/);
+    expect(await previews()).toBe(before + 1);
   });
 
   it('the credential form gives the same field errors as PATCH, and changes nothing', async () => {

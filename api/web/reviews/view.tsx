@@ -70,6 +70,19 @@ export function ReviewsPage(props: {
   );
 }
 
+/** One request on its own page, with its write preview. */
+export function RequestPage(props: { r: QueryRequestRow; ctx: ReviewContext; mine: boolean }) {
+  return (
+    <section>
+      <p class="muted">
+        <a href="/reviews">Reviews</a> /
+      </p>
+      <h1>Query request {props.r.id}</h1>
+      <RequestCard r={props.r} ctx={props.ctx} mine={props.mine} />
+    </section>
+  );
+}
+
 function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: boolean }) {
   const { r, ctx } = props;
   const db = ctx.databases[r.database_id];
@@ -85,7 +98,7 @@ function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: bool
         <span class="muted">
           by {ctx.emails[r.author_user_id] ?? r.author_user_id} ·{' '}
           {r.origin === 'ai' ? `AI (${r.ai_client_name ?? 'client'}) · ` : ''}
-          {r.origin} · {when(r.created_at)} · {r.id}
+          {r.origin} · {when(r.created_at)} · <a href={base}>{r.id}</a>
         </span>
       </p>
       <RequirementLine r={r} approvals={ctx.approvals?.[r.id]} />
@@ -100,7 +113,20 @@ function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: bool
           Parameters: <code>{JSON.stringify(r.params)}</code>
         </p>
       ) : null}
-      {ctx.previews?.[r.id] ? <PreviewCard p={ctx.previews[r.id]!} /> : null}
+      {ctx.previews === undefined && r.classification === 'write' ? (
+        <p>
+          <a href={base} class="preview-link">
+            Open the request for its write preview
+          </a>{' '}
+          <span class="muted small">(the rows it would change, read as you may see them)</span>
+        </p>
+      ) : null}
+      {ctx.previews?.[r.id] ? (
+        <PreviewCard
+          p={ctx.previews[r.id]!}
+          level={ctx.approvals?.[r.id]?.requirement.level ?? r.risk_level}
+        />
+      ) : null}
       <Conversation r={r} reviews={ctx.reviews[r.id] ?? []} emails={ctx.emails} />
       {props.mine ? (
         <OwnActions r={r} ctx={ctx} base={base} bypassAllowed={db?.review_bypass_allowed ?? false} />
