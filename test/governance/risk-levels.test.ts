@@ -225,6 +225,7 @@ describe('risk levels on PostgreSQL', () => {
   it('the review inbox reads no write preview; the request page reads one and audits it', async () => {
     const { svc } = w.t.fx;
     const admin = await signIn(svc, svc.admin.email, svc.admin.password);
+    expect((await w.patch({ reviews_required: 1, risk_reviews: {} })).status).toBe(200);
     const r = await w.submit("update orders set note = 'paged' where id = 1");
     const previews = async () =>
       Number(
