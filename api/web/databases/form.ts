@@ -33,9 +33,11 @@ function pem(v: string | undefined): string | undefined {
  * does not know is refused here exactly as there; a level whose approvals are left empty (and
  * no role picked) is left out: it needs the credential's own number.
  */
-function riskReviewsFrom(form: Posted, prefix: string): Record<string, Record<string, unknown>> {
+function riskReviewsFrom(form: Posted, prefix: string): Record<string, Record<string, unknown>> | undefined {
   const out: Record<string, Record<string, unknown>> = {};
   const pattern = new RegExp(`^${prefix}risk_reviews\\.(\\w+)\\.(reviews_required|approver_role)$`);
+  // A form without the risk fields leaves the stored levels as they are.
+  if (!Object.keys(form).some((k) => pattern.test(k))) return undefined;
   for (const [key, value] of Object.entries(form)) {
     const m = pattern.exec(key);
     if (!m || value.trim() === '') continue;
@@ -47,7 +49,7 @@ function riskReviewsFrom(form: Posted, prefix: string): Record<string, Record<st
 }
 
 function credentialFrom(form: Posted, prefix: string, isDefault: boolean): Record<string, unknown> {
-  return {
+  const out: Record<string, unknown> = {
     username: text(form[`${prefix}username`]),
     password: form[`${prefix}password`] ?? '',
     hostname: text(form[`${prefix}hostname`]) ?? null,
@@ -59,8 +61,10 @@ function credentialFrom(form: Posted, prefix: string, isDefault: boolean): Recor
     ...(form[`${prefix}large_write_rows`] !== undefined
       ? { large_write_rows: int(form[`${prefix}large_write_rows`]) ?? LARGE_WRITE_ROWS }
       : {}),
-    risk_reviews: riskReviewsFrom(form, prefix),
   };
+  const risk = riskReviewsFrom(form, prefix);
+  if (risk !== undefined) out.risk_reviews = risk;
+  return out;
 }
 
 function databaseFields(form: Posted, forPatch: boolean): Record<string, unknown> {
