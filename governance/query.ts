@@ -1,4 +1,3 @@
-import type { AdapterName } from '../adapters/types.ts';
 import { type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { validationFailed } from '../core/errors.ts';
 import { inSpan } from '../core/tracing.ts';
@@ -16,9 +15,8 @@ import {
   settleRequest,
 } from './execute.ts';
 import { encodeParams } from './params.ts';
-import { riskOf } from './preview/risk.ts';
-import { previewPlan } from './preview/statements.ts';
 import { bypassRefusal } from './review-rules.ts';
+import { assessRisk, requirementFor, requirementNote, reviewsConfigured } from './risk-rules.ts';
 import { protectionRefusal, type SubmitCheck } from './submit-check.ts';
 
 export { canSee, resolveTarget } from './access.ts';
@@ -57,17 +55,6 @@ export {
   QueryFailedError,
   settleRequest,
 } from './execute.ts';
-
-/** The write's risk level as the audit entry of its submission records it (preview/risk.ts). */
-async function riskNote(
-  adapter: AdapterName,
-  statement: string,
-  classification: string | null,
-): Promise<string> {
-  if (classification !== 'write') return '';
-  const risk = riskOf(await previewPlan(adapter, statement), null);
-  return `; risk ${risk.level}: ${risk.why}`;
-}
 
 /**
  * Data protection's verdict on a request is given when it is submitted, not after its reviews:
@@ -146,15 +133,28 @@ async function governedQuery(
     readOnly: q.readOnly === true,
     ...(q.stepAttempt ? { stepAttempt: q.stepAttempt } : {}),
   };
-  // 3. Review gate: a credential that needs reviews never runs a query directly.
-  if (cred.reviews_required === 0) return executeGoverned(deps, { ...run, review: null });
+  // 3. Review gate: a query whose credential (or whose write's risk level, risk-rules.ts) needs
+  // reviews never runs directly. A credential without any review rule skips the assessment.
+  const risk = reviewsConfigured(cred)
+    ? await assessRisk(deps, {
+        orgId: q.orgId,
+        db,
+        cred,
+        author: q.actor,
+        statement: q.statement,
+        params: q.params,
+        classification,
+      }).catch((err: unknown) => deny(deps, attempt, err))
+    : null;
+  const need = requirementFor(cred, risk);
+  if (need.reviews_required === 0) return executeGoverned(deps, { ...run, review: null });
   await refuseBeforeReview(deps, run, attempt);
   if (q.onReviewRequired !== 'submit') {
     return deny(
       deps,
       attempt,
       new QueryDeniedError(
-        `credential ${cred.username} requires ${cred.reviews_required} review(s); submit a query request instead`,
+        `credential ${cred.username} requires ${need.reviews_required} review(s)${need.level ? ` for a ${need.level} write` : ''}; submit a query request instead`,
       ),
     );
   }
@@ -188,7 +188,10 @@ async function governedQuery(
     statement: q.statement,
     params: encodeParams(q.params),
     classification: classification,
-    reviews_required: cred.reviews_required,
+    reviews_required: need.reviews_required,
+    risk_level: need.level,
+    risk_why: need.why,
+    approver_role: need.approver_role,
     run_on_approval: q.runOnApproval ?? false,
     justification,
   };
@@ -206,7 +209,7 @@ async function governedQuery(
     });
     const review: ReviewFacts = {
       requestId: request.id,
-      reviewsRequired: cred.reviews_required,
+      reviewsRequired: need.reviews_required,
       approvedBy: [],
       bypassed: true,
       bypassReason: reason,
@@ -230,10 +233,11 @@ async function governedQuery(
     await recordAttempt(tx, {
       ...attempt,
       outcome: 'pending',
-      detail: `waiting for ${cred.reviews_required} review(s)${await riskNote(db.adapter, q.statement, classification)}`,
+      // The level, why and what it requires are in the hash-chained entry of the submission.
+      detail: `waiting for ${requirementNote(need)}`,
       review: {
         requestId: row.id,
-        reviewsRequired: cred.reviews_required,
+        reviewsRequired: need.reviews_required,
         approvedBy: [],
         bypassed: false,
         bypassReason: null,
@@ -247,6 +251,6 @@ async function governedQuery(
     requestId: request.id,
     databaseId: db.id,
     credentialId: cred.id,
-    reviewsRequired: cred.reviews_required,
+    reviewsRequired: need.reviews_required,
   };
 }

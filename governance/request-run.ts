@@ -17,6 +17,7 @@ import {
 } from './execute.ts';
 import { decodeParams } from './params.ts';
 import { bypassRefusal, validApprovers } from './review-rules.ts';
+import { currentRequirement } from './risk-rules.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
 
 /** The OAuth client an AI-origin request was made through, so its run is attributed to it too. */
@@ -77,9 +78,10 @@ export async function executeRequest(
   const maxRows = await originLimits(deps, { ...attempt, readOnly }, db, cred, classification).catch(
     (err: unknown) => deny(deps, { ...attempt, classification }, err),
   );
-  const approvedBy = await validApprovers(deps.sql, r, db);
-  // A credential whose requirement grew since submission holds the request to the new number.
-  const required = Math.max(r.reviews_required, cred.reviews_required);
+  // A credential whose requirement grew since submission holds the request to the new one.
+  const need = currentRequirement(cred, r);
+  const approvedBy = await validApprovers(deps.sql, r, db, need.approver_role);
+  const required = need.reviews_required;
   const review: ReviewFacts = {
     requestId: r.id,
     reviewsRequired: required,
@@ -94,7 +96,9 @@ export async function executeRequest(
       return deny(
         deps,
         base,
-        new QueryDeniedError(`this request needs ${required} approval(s); ${approvedBy.length} count now`),
+        new QueryDeniedError(
+          `this request needs ${required} approval(s)${need.approver_role ? ` from ${need.approver_role === 'admin' ? 'admins' : 'super admins'}` : ''}${need.level ? ` (risk ${need.level})` : ''}; ${approvedBy.length} count now`,
+        ),
       );
     }
     const refusal = bypassRefusal(runner, r.author_user_id, db, bypass);

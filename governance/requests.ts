@@ -34,6 +34,13 @@ import { errorRefusal, hiddenError } from './protection/error-view.ts';
 import { RequestEdit, ReviewComment } from './request-input.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
+import {
+  assessRisk,
+  currentRequirement,
+  type Requirement,
+  requirementFor,
+  roleMayApprove,
+} from './risk-rules.ts';
 import { protectionRefusal } from './submit-check.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
 
@@ -42,6 +49,10 @@ export interface RequestView {
   request: QueryRequestRow;
   reviews: ReviewRow[];
   validApprovals: string[];
+  /** Its risk level, why, and what that level requires now (risk-rules.ts). */
+  requirement?: Requirement;
+  /** Earlier revisions of its SQL; only on a single read. */
+  revisions?: RevisionRow[];
   /** A pending write's preview as the reader may see it (preview/index.ts); only on a single read. */
   preview?: WritePreview | null;
 }
@@ -85,12 +96,17 @@ async function readableBy(sql: Tx, request: QueryRequestRow, reader: QueryActor)
 async function view(sql: Tx, stored: QueryRequestRow, reader: QueryActor): Promise<RequestView> {
   const request = await readableBy(sql, stored, reader);
   const db = await findDatabase(sql, request.org_id, request.database_id);
+  const cred = db ? (await listCredentials(sql, [db.id])).find((c) => c.id === request.credential_id) : null;
+  const requirement = cred ? currentRequirement(cred, request) : currentRequirement(NO_RULES, request);
   return {
     request,
     reviews: await listReviews(sql, request.id),
-    validApprovals: db ? await validApprovers(sql, request, db) : [],
+    validApprovals: db ? await validApprovers(sql, request, db, requirement.approver_role) : [],
+    requirement,
   };
 }
+
+const NO_RULES = { reviews_required: 0, risk_reviews: {} };
 
 export async function getRequest(
   deps: GovernanceDeps,
@@ -99,22 +115,13 @@ export async function getRequest(
   id: string,
 ): Promise<RequestView> {
   const { request } = await visibleRequest(deps.sql, orgId, caller, id);
+  // The preview is read (and its reading audited) only here, on the request's own page or
+  // GET: lists and the inbox never run one, so a page load costs no query per open write.
   return {
     ...(await view(deps.sql, request, caller.actor)),
     preview: await pendingPreview(deps, request, caller.actor),
+    revisions: await listRevisions(deps.sql, [request.id]),
   };
-}
-
-/** Previews of the first open writes of a page, as `reader` may see them, by request id. */
-export async function requestPreviews(
-  deps: GovernanceDeps,
-  requests: QueryRequestRow[],
-  reader: QueryActor,
-): Promise<Record<string, WritePreview | null>> {
-  const writes = requests.filter((r) => r.classification === 'write' && OPEN.includes(r.status)).slice(0, 20);
-  const out: Record<string, WritePreview | null> = {};
-  for (const r of writes) out[r.id] = await previewRequest(deps, r, reader);
-  return out;
 }
 
 /** Reviewers look at open requests: their preview is read; an executed one has nothing to preview. */
@@ -168,6 +175,8 @@ export interface ReviewInbox {
   /** Reviews and revisions of each request above, by request id. */
   reviews: Record<string, ReviewRow[]>;
   revisions: Record<string, RevisionRow[]>;
+  /** What each request needs (level, why, approvals, approver role) and the approvals that count. */
+  approvals: Record<string, { requirement: Requirement; valid: string[] }>;
 }
 
 const INBOX_LIMIT = 200;
@@ -193,7 +202,34 @@ export async function reviewInbox(deps: GovernanceDeps, caller: Caller): Promise
   ]);
   const byRequest = <T extends { request_id: string }>(rows: T[]) =>
     Object.fromEntries(ids.map((id) => [id, rows.filter((x) => x.request_id === id)]));
-  return { waiting, mine, reviews: byRequest(reviews), revisions: byRequest(revisions) };
+  return {
+    waiting,
+    mine,
+    reviews: byRequest(reviews),
+    revisions: byRequest(revisions),
+    approvals: await approvalsOf(deps.sql, [...waiting, ...mine]),
+  };
+}
+
+/** For each request: what its level requires now, and whose approvals count (as `view` reads them). */
+async function approvalsOf(
+  sql: Tx,
+  requests: QueryRequestRow[],
+): Promise<Record<string, { requirement: Requirement; valid: string[] }>> {
+  const dbIds = [...new Set(requests.map((r) => r.database_id))];
+  const creds = await listCredentials(sql, dbIds);
+  const dbs = new Map<string, DatabaseRow | null>();
+  const out: Record<string, { requirement: Requirement; valid: string[] }> = {};
+  for (const r of requests) {
+    if (!dbs.has(r.database_id)) dbs.set(r.database_id, await findDatabase(sql, r.org_id, r.database_id));
+    const db = dbs.get(r.database_id);
+    const requirement = currentRequirement(creds.find((c) => c.id === r.credential_id) ?? NO_RULES, r);
+    out[r.id] = {
+      requirement,
+      valid: db ? await validApprovers(sql, r, db, requirement.approver_role) : [],
+    };
+  }
+  return out;
 }
 
 export async function editRequest(
@@ -210,14 +246,16 @@ export async function editRequest(
     ...(edit.run_on_approval !== undefined ? { runOnApproval: edit.run_on_approval } : {}),
   };
   const sqlChanged = input.statement !== undefined || input.params !== undefined;
-  // The data-protection check reads the target's catalog and the policy on other connections:
-  // it runs before the transaction, which then holds its row lock only for the write (an
-  // embedded store serves one transaction at a time, so a read beside it would wait forever).
+  // The data-protection check and the risk assessment read the target's catalog, rows and the
+  // policy on other connections: they run before the transaction, which then holds its row lock
+  // only for the write (an embedded store serves one transaction at a time, so a read beside it
+  // would wait forever).
+  let need: Requirement | null = null;
   if (sqlChanged) {
     const { request: r, db } = await visibleRequest(deps.sql, orgId, { actor, origin: 'user' }, id, false);
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
-    await refuseEdit(deps, r, db, actor, input.statement ?? r.statement, input.params);
+    need = await refuseEdit(deps, r, db, actor, input.statement ?? r.statement, input.params);
   }
   const request = await deps.sql.begin(async (tx) => {
     const { request: r, db } = await visibleRequest(tx, orgId, { actor, origin: 'user' }, id, true);
@@ -241,6 +279,15 @@ export async function editRequest(
             classification: await classifyStatement(db.adapter, statement),
             revision: r.revision + 1,
             status: 'pending' as const,
+            // The level is assessed again for the new SQL, and with it what the request needs.
+            ...(need
+              ? {
+                  risk_level: need.level,
+                  risk_why: need.why,
+                  reviews_required: need.reviews_required,
+                  approver_role: need.approver_role,
+                }
+              : {}),
           }
         : {}),
       ...(input.runOnApproval !== undefined ? { run_on_approval: input.runOnApproval } : {}),
@@ -259,12 +306,23 @@ export async function editRequest(
       : 0;
     // The revision is part of the change: a resubmitted identical statement still voids approvals.
     const change = changeOf(
-      { revision: r.revision, statement: r.statement, params: r.params, run_on_approval: r.run_on_approval },
+      {
+        revision: r.revision,
+        statement: r.statement,
+        params: r.params,
+        run_on_approval: r.run_on_approval,
+        risk_level: r.risk_level,
+        reviews_required: r.reviews_required,
+        approver_role: r.approver_role,
+      },
       {
         revision: updated.revision,
         statement: updated.statement,
         params: updated.params,
         run_on_approval: updated.run_on_approval,
+        risk_level: updated.risk_level,
+        reviews_required: updated.reviews_required,
+        approver_role: updated.approver_role,
       },
     );
     if (!isEmptyChange(change))
@@ -367,6 +425,14 @@ export async function reviewRequest(
     if (reviewer.userId === r.author_user_id) throw forbidden('you cannot review your own query request');
     if (r.status !== 'pending' && r.status !== 'approved')
       throw conflict(`a ${r.status} query request cannot be reviewed`);
+    const cred = (await listCredentials(tx, [db.id])).find((c) => c.id === r.credential_id);
+    const need = currentRequirement(cred ?? NO_RULES, r);
+    // The risk level may ask for approvers of a role (risk-rules.ts): another's approval would
+    // look like a review without being one.
+    if (input.verdict === 'approve' && !roleMayApprove(reviewer.role, need.approver_role))
+      throw forbidden(
+        `this request (risk ${need.level ?? 'read'}) needs approvals from ${need.approver_role === 'super_admin' ? 'super admins' : 'admins'}`,
+      );
     const earlier = await listReviews(tx, r.id);
     if (
       earlier.some(
@@ -379,8 +445,8 @@ export async function reviewRequest(
       await audit('review.rejected', 'rejected');
       return { request: await updateRequest(tx, r.id, { status: 'rejected' }), runNow: false };
     }
-    const valid = await validApprovers(tx, r, db);
-    if (valid.length < r.reviews_required || r.status === 'approved') {
+    const valid = await validApprovers(tx, r, db, need.approver_role);
+    if (valid.length < need.reviews_required || r.status === 'approved') {
       await audit('review.approved', r.status);
       return { request: r, runNow: false };
     }
@@ -449,7 +515,10 @@ export async function runRequest(
   return { view: await view(deps.sql, latest ?? request, actor), outcome };
 }
 
-/** An edit data protection would refuse at execution is refused now, as a submission is. */
+/**
+ * An edit data protection would refuse at execution is refused now, as a submission is; else
+ * the edited SQL's risk level is assessed, and what it requires returned.
+ */
 async function refuseEdit(
   deps: GovernanceDeps,
   r: QueryRequestRow,
@@ -457,18 +526,15 @@ async function refuseEdit(
   actor: QueryActor,
   statement: string,
   params: ParamValue[] | undefined,
-): Promise<void> {
+): Promise<Requirement> {
   const cred = (await listCredentials(deps.sql, [db.id])).find((c) => c.id === r.credential_id);
   if (!cred) throw notFound('no such query request');
-  const refusal = await protectionRefusal(deps, {
-    orgId: r.org_id,
-    db,
-    cred,
-    actor,
-    statement,
-    params: params ?? decodeParams(r.params),
-  });
+  const run = { orgId: r.org_id, db, cred, actor, statement, params: params ?? decodeParams(r.params) };
+  const refusal = await protectionRefusal(deps, run);
   if (refusal) throw refusal;
+  const classification = await classifyStatement(db.adapter, statement);
+  const risk = await assessRisk(deps, { ...run, author: actor, classification });
+  return requirementFor(cred, risk);
 }
 
 /** Reviews are rows of their request: `qrv_` + the ULID of a fresh `qr_` id. */

@@ -2,20 +2,24 @@ import type { DatabaseRow } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { currentApprovers, type QueryRequestRow } from '../store/query-requests.ts';
 import { canSee } from './access.ts';
+import { type ApproverRole, roleMayApprove } from './risk-rules.ts';
 import type { BypassRequest, QueryActor } from './types.ts';
 
 /**
  * The users whose approvals count now: given on the current revision (an edit voids earlier
- * ones), not the author, still active in the organization, and still able to see the database.
- * Checked again whenever the query is about to run.
+ * ones), not the author, still active in the organization, still able to see the database, and
+ * holding the role the request's risk level asks of its approvers (risk-rules.ts), as they hold
+ * it now. Checked again whenever the query is about to run.
  */
 export async function validApprovers(
   sql: Tx,
-  req: Pick<QueryRequestRow, 'id' | 'org_id' | 'revision' | 'author_user_id'>,
+  req: Pick<QueryRequestRow, 'id' | 'org_id' | 'revision' | 'author_user_id' | 'approver_role'>,
   db: DatabaseRow,
+  approverRole: ApproverRole | null = req.approver_role,
 ): Promise<string[]> {
   const out: string[] = [];
   for (const a of await currentApprovers(sql, req)) {
+    if (!roleMayApprove(a.role, approverRole)) continue;
     if (await canSee(sql, db, { kind: 'user', userId: a.user_id, role: a.role })) out.push(a.user_id);
   }
   return out;

@@ -50,6 +50,8 @@ export function databaseSnapshot(s: DatabaseState): Record<string, unknown> {
       default_credential: c.default_credential,
       restrict_access: c.restrict_access,
       justification_required: c.justification_required,
+      large_write_rows: c.large_write_rows,
+      risk_reviews: c.risk_reviews,
     };
   return out;
 }

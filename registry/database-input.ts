@@ -25,6 +25,33 @@ const Timeout = v.nullable(
 );
 const Reviews = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0), v.maxValue(20));
 
+/** Approvals a risk level needs, and optionally the role its approvers must hold (governance/risk-rules.ts). */
+const LevelReviews = v.strictObject(
+  {
+    reviews_required: Reviews,
+    approver_role: v.optional(
+      v.nullable(v.picklist(['admin', 'super_admin'], 'must be admin, super_admin or null')),
+    ),
+  },
+  'must be an object with reviews_required and, optionally, approver_role',
+);
+/** Keyed by risk level; a level not named here needs the credential's reviews_required. */
+const RiskReviews = v.strictObject(
+  {
+    ordinary: v.optional(LevelReviews),
+    no_where: v.optional(LevelReviews),
+    large: v.optional(LevelReviews),
+    ddl: v.optional(LevelReviews),
+  },
+  'must be keyed by risk level: ordinary, no_where, large or ddl',
+);
+const LargeWriteRows = v.pipe(
+  v.number(),
+  v.integer('must be a whole number'),
+  v.minValue(1, 'must be at least 1'),
+  v.maxValue(1_000_000_000),
+);
+
 const CredentialCommon = {
   hostname: v.optional(v.nullable(Host)),
   ai_allowed: v.optional(v.boolean()),
@@ -35,6 +62,10 @@ const CredentialCommon = {
   timeout: v.optional(Timeout),
   reviews_required: v.optional(Reviews),
   default_credential: v.optional(v.boolean()),
+  /** A write whose preview counts more rows than this is `large`. Default 1000. */
+  large_write_rows: v.optional(LargeWriteRows),
+  /** Approvals per risk level, above reviews_required. Default {} (every level: reviews_required). */
+  risk_reviews: v.optional(RiskReviews),
 };
 
 export const CreateCredential = v.object({

@@ -1,5 +1,6 @@
 import type { FieldError } from '../core/errors.ts';
 import { validationFailed } from '../core/errors.ts';
+import { LARGE_WRITE_ROWS } from '../governance/preview/risk.ts';
 import { CREDENTIAL_SETTINGS, type CredentialRow, type DatabaseFields } from '../store/databases.ts';
 import type { PatchDatabaseInput } from './database-input.ts';
 
@@ -67,6 +68,8 @@ export function planCredentials(existing: CredentialRow[], patches: CredentialPa
       default_credential: p.default_credential ?? false,
       restrict_access: p.restrict_access ?? false,
       justification_required: p.justification_required ?? false,
+      large_write_rows: p.large_write_rows ?? LARGE_WRITE_ROWS,
+      risk_reviews: p.risk_reviews ?? {},
     };
     creates.push(created);
     final.set(`new:${i}`, created);

@@ -1,6 +1,7 @@
 import { DEFAULT_PORTS } from '../adapters/types.ts';
 import { type FieldError, notFound } from '../core/errors.ts';
 import { listableCredentials } from '../governance/access.ts';
+import { LARGE_WRITE_ROWS } from '../governance/preview/risk.ts';
 import { canSee, type QueryActor } from '../governance/query.ts';
 import type { Keyring } from '../store/crypto.ts';
 import {
@@ -74,6 +75,8 @@ export async function createDatabase(
     reviews_required: c.reviews_required ?? 0,
     restrict_access: c.restrict_access ?? false,
     justification_required: c.justification_required ?? false,
+    large_write_rows: c.large_write_rows ?? LARGE_WRITE_ROWS,
+    risk_reviews: c.risk_reviews ?? {},
     // With none marked, the first credential is the default one.
     default_credential: defaults === 0 ? i === 0 : (c.default_credential ?? false),
   }));
@@ -231,6 +234,8 @@ export async function setupDatabase(
       default_credential: true,
       restrict_access: false,
       justification_required: false,
+      large_write_rows: LARGE_WRITE_ROWS,
+      risk_reviews: {},
     };
     if (!existing) {
       const db = await insertDatabase(tx, id, orgId, fields);

@@ -1,6 +1,12 @@
 import type { AdapterName } from '../adapters/types.ts';
 import type { Tx } from './db.ts';
 
+export type RiskLevelName = 'ddl' | 'no_where' | 'large' | 'ordinary';
+/** Per risk level: the approvals it needs, and optionally the role its approvers must hold. */
+export type RiskReviews = Partial<
+  Record<RiskLevelName, { reviews_required: number; approver_role?: 'admin' | 'super_admin' | null }>
+>;
+
 export interface DatabaseRow {
   id: string;
   org_id: string;
@@ -40,6 +46,10 @@ export interface CredentialRow {
   restrict_access: boolean;
   /** A query that waits for this credential's reviews must say why. */
   justification_required: boolean;
+  /** Previewed rows above which a write is `large` (governance/risk-rules.ts). */
+  large_write_rows: number;
+  /** Approvals (and approver role) per risk level, above reviews_required (governance/risk-rules.ts). */
+  risk_reviews: RiskReviews;
   created_at: Date;
   updated_at: Date;
 }
@@ -78,6 +88,8 @@ export const CREDENTIAL_SETTINGS = [
   'default_credential',
   'restrict_access',
   'justification_required',
+  'large_write_rows',
+  'risk_reviews',
 ] as const satisfies readonly (keyof CredentialFields)[];
 
 const CREDENTIAL_COLUMNS = ['username', 'password_enc', ...CREDENTIAL_SETTINGS] as const;
@@ -177,7 +189,12 @@ export async function insertCredential(
   databaseId: string,
   fields: CredentialFields,
 ): Promise<CredentialRow> {
-  const row = { id, database_id: databaseId, ...fields };
+  const row = {
+    id,
+    database_id: databaseId,
+    ...fields,
+    risk_reviews: sql.json(fields.risk_reviews as never),
+  };
   const [out] = await sql<CredentialRow[]>`
     insert into credentials ${sql(row)} returning *`;
   return out!;
@@ -189,9 +206,13 @@ export async function updateCredential(
   fields: Partial<CredentialFields>,
 ): Promise<CredentialRow> {
   const columns = CREDENTIAL_COLUMNS.filter((c) => c in fields);
+  const values =
+    fields.risk_reviews !== undefined
+      ? { ...fields, risk_reviews: sql.json(fields.risk_reviews as never) }
+      : fields;
   const [out] = columns.length
     ? await sql<CredentialRow[]>`
-        update credentials set ${sql(fields, ...columns)}, updated_at = now() where id = ${id} returning *`
+        update credentials set ${sql(values as never, ...columns)}, updated_at = now() where id = ${id} returning *`
     : await sql<CredentialRow[]>`select * from credentials where id = ${id}`;
   return out!;
 }

@@ -108,6 +108,7 @@ async function readAccessTarget(
       c.default_credential as cred_default_credential, c.created_at as cred_created_at,
       c.updated_at as cred_updated_at, c.restrict_access as cred_restrict_access,
       c.justification_required as cred_justification_required,
+      c.large_write_rows as cred_large_write_rows, c.risk_reviews as cred_risk_reviews,
       ${
         q.userId
           ? sql`exists (select 1 from database_grants g where g.database_id = d.id and g.user_id = ${q.userId})`
@@ -148,6 +149,8 @@ async function readAccessTarget(
     cred_updated_at,
     cred_restrict_access,
     cred_justification_required,
+    cred_large_write_rows,
+    cred_risk_reviews,
     granted,
     credential_granted,
     policy_id,
@@ -168,6 +171,8 @@ async function readAccessTarget(
           default_credential: cred_default_credential!,
           restrict_access: cred_restrict_access!,
           justification_required: cred_justification_required!,
+          large_write_rows: cred_large_write_rows!,
+          risk_reviews: cred_risk_reviews!,
           created_at: cred_created_at!,
           updated_at: cred_updated_at!,
         };

@@ -37,6 +37,11 @@ export interface QueryRequestRow {
   executed_at: Date | null;
   /** Why the author needs this query, when the credential asks for it. */
   justification: string | null;
+  /** The write's risk level when last assessed (submission, edit); null for a read. */
+  risk_level: 'ddl' | 'no_where' | 'large' | 'ordinary' | null;
+  risk_why: string | null;
+  /** Only approvals of people holding this role (or a higher one) count; null: anyone eligible. */
+  approver_role: 'admin' | 'super_admin' | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -66,6 +71,9 @@ export type RequestChanges = Partial<
     | 'classification'
     | 'revision'
     | 'reviews_required'
+    | 'risk_level'
+    | 'risk_why'
+    | 'approver_role'
     | 'status'
     | 'run_on_approval'
     | 'bypassed'
@@ -84,6 +92,9 @@ const CHANGE_COLUMNS = [
   'classification',
   'revision',
   'reviews_required',
+  'risk_level',
+  'risk_why',
+  'approver_role',
   'status',
   'run_on_approval',
   'bypassed',

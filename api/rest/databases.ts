@@ -187,6 +187,8 @@ export function presentDatabase(
       default_credential: c.default_credential,
       restrict_access: c.restrict_access,
       justification_required: c.justification_required,
+      large_write_rows: c.large_write_rows,
+      risk_reviews: c.risk_reviews,
     })),
     inserted_at: db.inserted_at.toISOString(),
     updated_at: db.updated_at.toISOString(),

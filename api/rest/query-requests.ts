@@ -245,7 +245,12 @@ function presentResult(r: QueryResult) {
 }
 
 /** A query request as the API shows it; listings leave out reviews and approval counts. */
-export function presentRequest({ request: r, reviews, validApprovals, preview }: RequestView, full = true) {
+export function presentRequest(
+  { request: r, reviews, validApprovals, preview, requirement }: RequestView,
+  full = true,
+) {
+  const required = requirement?.reviews_required ?? r.reviews_required;
+  const approverRole = requirement?.approver_role ?? r.approver_role;
   return {
     id: r.id,
     database_id: r.database_id,
@@ -259,7 +264,9 @@ export function presentRequest({ request: r, reviews, validApprovals, preview }:
     justification: r.justification,
     revision: r.revision,
     status: r.status,
-    reviews_required: r.reviews_required,
+    reviews_required: required,
+    /** The write's risk level and why (null for a read); what it requires is in reviews_required and approvals. */
+    risk: r.risk_level ? { level: r.risk_level, why: r.risk_why } : null,
     run_on_approval: r.run_on_approval,
     bypass: r.bypassed
       ? { bypassed: true, reason: r.bypass_reason, at: r.bypassed_at?.toISOString() ?? null }
@@ -271,7 +278,14 @@ export function presentRequest({ request: r, reviews, validApprovals, preview }:
     updated_at: r.updated_at.toISOString(),
     ...(full
       ? {
-          approvals: { valid: validApprovals, count: validApprovals.length },
+          approvals: {
+            valid: validApprovals,
+            count: validApprovals.length,
+            required,
+            /** Only approvals of people with this role or a higher one count; null: any reviewer. */
+            approver_role: approverRole,
+            summary: `${validApprovals.length} of ${required} approval${required === 1 ? '' : 's'}`,
+          },
           ...(preview !== undefined ? { preview } : {}),
           reviews: reviews.map((x) => ({
             id: x.id,

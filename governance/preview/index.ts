@@ -65,9 +65,16 @@ export async function previewRequest(
   return preview;
 }
 
-async function computePreview(
+/** The fields of a request a preview reads. */
+export type PreviewSubject = Pick<
+  QueryRequestRow,
+  'org_id' | 'database_id' | 'credential_id' | 'statement' | 'params'
+>;
+
+/** The preview itself, unaudited: previewRequest records it; a risk assessment only counts. */
+export async function computePreview(
   deps: GovernanceDeps,
-  request: QueryRequestRow,
+  request: PreviewSubject,
   reader: QueryActor,
 ): Promise<WritePreview> {
   const out: WritePreview = {
@@ -97,9 +104,11 @@ async function computePreview(
   }
   const plan = await previewPlan(target.db.adapter, request.statement);
   if (plan.kind === 'none') return { ...out, note: plan.reason };
-  out.risk = riskOf(plan, null);
+  // The credential says how many rows make a write large.
+  const large = target.cred.large_write_rows;
+  out.risk = riskOf(plan, null, large);
   out.verb = plan.verb;
-  if (plan.kind === 'ddl') return definition(deps, target, plan, { ...out, risk: riskOf(plan, null) });
+  if (plan.kind === 'ddl') return definition(deps, target, plan, out);
   const run = async (sql: string, maxRows: number): Promise<QueryResult> => {
     const p = await planProtection(deps, {
       orgId: request.org_id,
@@ -128,7 +137,7 @@ async function computePreview(
       return {
         ...out,
         status: 'count',
-        risk: riskOf(plan, out.count),
+        risk: riskOf(plan, out.count, large),
         note: 'the statement calls a volatile function (random, a sequence, the clock): its new values cannot be shown before it runs',
       };
     }
@@ -138,7 +147,7 @@ async function computePreview(
       PREVIEW_ROWS,
     );
     out.count = r.rows.length ? Number(r.rows[0]!.at(-1)) : 0;
-    out.risk = riskOf(plan, out.count);
+    out.risk = riskOf(plan, out.count, large);
     const rows = { ...r, columns: r.columns.slice(0, -1), rows: r.rows.map((row) => row.slice(0, -1)) };
     return { ...out, ...beforeAfter(rows, plan.assigned, plan.verb), status: 'rows' };
   } catch (err) {

@@ -104,6 +104,10 @@ describe('governed writes in the console and on the review page', () => {
 
     const rev = await signIn(reviewer);
     await rev.goto(`${svc.url}/reviews`);
+    // The inbox reads no preview; the request's own page does, as this reviewer may see it.
+    const listed = rev.locator('article.card', { hasText: 'Renamed' });
+    expect(await listed.locator('section.preview').count()).toBe(0);
+    await Promise.all([rev.waitForLoadState('load'), listed.locator('a.preview-link').click()]);
     const card = rev.locator('article.card', { hasText: 'Renamed' });
     const preview = card.locator('section.preview');
     await expect.poll(() => preview.count()).toBe(1);

@@ -213,6 +213,7 @@ export function CredentialFields(props: {
           hint="empty: 30 s"
         />
       </div>
+      <RiskFields prefix={p} cred={c} errors={props.errors} idScope={scope} />
       <Check
         name={`${p}ai_allowed`}
         label="AI clients may run as this credential"
@@ -226,5 +227,97 @@ export function CredentialFields(props: {
       />
       {props.defaultControl}
     </>
+  );
+}
+
+const RISK_LEVELS = [
+  { level: 'ordinary', label: 'Ordinary writes' },
+  { level: 'no_where', label: 'Writes without WHERE' },
+  { level: 'large', label: 'Large writes' },
+  { level: 'ddl', label: 'DDL (schema changes)' },
+] as const;
+
+/**
+ * Per risk level: the approvals it needs (never fewer than the credential's own number) and the
+ * role its approvers must hold (governance/risk-rules.ts), and the row count above which a write
+ * is large.
+ */
+function RiskFields(props: {
+  prefix: string;
+  cred: Partial<CredentialRow>;
+  errors: FieldErrors;
+  idScope?: string | undefined;
+}) {
+  const { prefix: p, cred: c, errors } = props;
+  const rules = c.risk_reviews ?? {};
+  const id = (name: string) => (props.idScope ? `f-${props.idScope}-${name}` : `f-${name}`);
+  const shown = new Set([
+    `${p}large_write_rows`,
+    ...RISK_LEVELS.flatMap((l) => [
+      `${p}risk_reviews.${l.level}.reviews_required`,
+      `${p}risk_reviews.${l.level}.approver_role`,
+    ]),
+  ]);
+  // An error on a level the form does not show (one it does not know, or the whole object).
+  const other = Object.entries(errors).filter(([k]) => k.startsWith(`${p}risk_reviews`) && !shown.has(k));
+  return (
+    <details open={Object.keys(rules).length > 0 || other.length > 0 || undefined}>
+      <summary>Risk levels: approvals per kind of write</summary>
+      <Field
+        name={`${p}large_write_rows`}
+        label="A write is large above this many rows in its preview"
+        value={c.large_write_rows ?? 1000}
+        type="number"
+        errors={errors}
+        idScope={props.idScope}
+      />
+      {RISK_LEVELS.map(({ level, label }) => {
+        const rule = rules[level];
+        const roleName = `${p}risk_reviews.${level}.approver_role`;
+        const roleError = errors[roleName];
+        return (
+          <div class="row">
+            <Field
+              name={`${p}risk_reviews.${level}.reviews_required`}
+              label={`${label}: approvals`}
+              value={rule?.reviews_required}
+              type="number"
+              errors={errors}
+              idScope={props.idScope}
+              hint="empty: the number above"
+            />
+            <div class="field">
+              <label for={id(roleName)}>{label}: who may approve</label>
+              <select
+                id={id(roleName)}
+                name={roleName}
+                aria-invalid={roleError ? 'true' : undefined}
+                aria-describedby={roleError ? `${id(roleName)}-error` : undefined}
+              >
+                <option value="" selected={!rule?.approver_role}>
+                  anyone with access but the author
+                </option>
+                <option value="admin" selected={rule?.approver_role === 'admin'}>
+                  admins and super admins
+                </option>
+                <option value="super_admin" selected={rule?.approver_role === 'super_admin'}>
+                  super admins
+                </option>
+              </select>
+              {roleError ? (
+                <div class="error small" id={`${id(roleName)}-error`}>
+                  {roleError}
+                </div>
+              ) : null}
+            </div>
+          </div>
+        );
+      })}
+      {other.map(([k, message]) => (
+        <div class="error small" data-field={k}>
+          {k.slice(p.length)}: {message}
+        </div>
+      ))}
+    </details>
   );
 }

@@ -74,4 +74,26 @@ describe('database forms become the REST bodies the same schema validates', () =
     });
     expect(fieldOf('credentials.0.password', true)).toBe('password');
   });
+
+  it('the risk-level fields become risk_reviews; an empty level is left out; errors find their field', () => {
+    const body = credentialPatchFromForm(
+      {
+        username: 'r',
+        large_write_rows: '500',
+        'risk_reviews.ddl.reviews_required': '2',
+        'risk_reviews.ddl.approver_role': 'admin',
+        'risk_reviews.large.reviews_required': '',
+        'risk_reviews.large.approver_role': '',
+      },
+      'crd_1',
+    );
+    expect(body).toMatchObject({
+      large_write_rows: 500,
+      risk_reviews: { ddl: { reviews_required: 2, approver_role: 'admin' } },
+    });
+    expect(fieldOf('credentials.0.risk_reviews.ddl.approver_role', true)).toBe(
+      'risk_reviews.ddl.approver_role',
+    );
+    expect(fieldOf('credentials.1.large_write_rows')).toBe('c1_large_write_rows');
+  });
 });

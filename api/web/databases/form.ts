@@ -1,5 +1,6 @@
 // The database forms of the web UI send flat fields; this turns them into the very objects the
 // REST API takes (SPEC.md 4.2), so one valibot schema validates both (registry/database-input.ts).
+import { LARGE_WRITE_ROWS } from '../../../governance/preview/risk.ts';
 
 /** A posted form: text fields, and uploaded files already read as text. */
 export type Posted = Record<string, string>;
@@ -26,10 +27,31 @@ function pem(v: string | undefined): string | undefined {
   return v && v.trim() !== '' ? Buffer.from(v, 'utf8').toString('base64') : undefined;
 }
 
+/**
+ * The risk-level fields of a credential form (`risk_reviews.<level>.<field>`) → the API's
+ * `risk_reviews` object. Every level named in the form goes to the schema, so a level the API
+ * does not know is refused here exactly as there; a level whose approvals are left empty (and
+ * no role picked) is left out: it needs the credential's own number.
+ */
+function riskReviewsFrom(form: Posted, prefix: string): Record<string, Record<string, unknown>> | undefined {
+  const out: Record<string, Record<string, unknown>> = {};
+  const pattern = new RegExp(`^${prefix}risk_reviews\\.(\\w+)\\.(reviews_required|approver_role)$`);
+  // A form without the risk fields leaves the stored levels as they are.
+  if (!Object.keys(form).some((k) => pattern.test(k))) return undefined;
+  for (const [key, value] of Object.entries(form)) {
+    const m = pattern.exec(key);
+    if (!m || value.trim() === '') continue;
+    const level = out[m[1]!] ?? {};
+    out[m[1]!] = level;
+    level[m[2]!] = m[2] === 'reviews_required' ? int(value) : value.trim();
+  }
+  return out;
+}
+
 function credentialFrom(form: Posted, prefix: string, isDefault: boolean): Record<string, unknown> {
   // A field left empty is left out, as a JSON body leaves it out: the same field error either way.
   const username = text(form[`${prefix}username`]);
-  return {
+  const out: Record<string, unknown> = {
     ...(username === undefined ? {} : { username }),
     password: form[`${prefix}password`] ?? '',
     hostname: text(form[`${prefix}hostname`]) ?? null,
@@ -38,7 +60,13 @@ function credentialFrom(form: Posted, prefix: string, isDefault: boolean): Recor
     restrict_access: on(form[`${prefix}restrict_access`]),
     timeout: int(form[`${prefix}timeout`]) ?? null,
     default_credential: isDefault,
+    ...(form[`${prefix}large_write_rows`] !== undefined
+      ? { large_write_rows: int(form[`${prefix}large_write_rows`]) ?? LARGE_WRITE_ROWS }
+      : {}),
   };
+  const risk = riskReviewsFrom(form, prefix);
+  if (risk !== undefined) out.risk_reviews = risk;
+  return out;
 }
 
 function databaseFields(form: Posted, forPatch: boolean): Record<string, unknown> {
@@ -95,7 +123,7 @@ export function credentialPatchFromForm(form: Posted, id: string | null): Record
  * on the registration form, `credentials.0.password` is `password` on a credential form.
  */
 export function fieldOf(path: string, credentialForm = false): string {
-  const m = /^credentials\.(\d+)\.(\w+)$/.exec(path);
+  const m = /^credentials\.(\d+)\.([\w.]+)$/.exec(path);
   if (m) return credentialForm ? m[2]! : `c${m[1]}_${m[2]}`;
   return path;
 }

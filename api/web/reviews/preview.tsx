@@ -10,19 +10,26 @@ const LEVELS: Record<string, string> = {
   ordinary: 'ordinary',
 };
 
-export function PreviewCard(props: { p: WritePreview }) {
+/**
+ * `level` is the request's own assessed level, shown above the card (reviews/view.tsx): the
+ * preview repeats its risk only when the reader's count puts it at another level.
+ */
+export function PreviewCard(props: { p: WritePreview; level?: string | null }) {
   const { p } = props;
   const risky = p.risk.level !== 'ordinary';
+  const same = props.level === p.risk.level;
   return (
     <section class="preview" aria-label="Write preview">
+      {same ? null : (
+        <p>
+          <span class={`badge ${risky ? 'bad' : ''}`} data-risk={p.risk.level}>
+            risk in this preview: {LEVELS[p.risk.level] ?? p.risk.level}
+          </span>{' '}
+          <span class="muted">{p.risk.why}</span>
+        </p>
+      )}
       <p>
-        <span class={`badge ${risky ? 'bad' : ''}`} data-risk={p.risk.level}>
-          risk: {LEVELS[p.risk.level] ?? p.risk.level}
-        </span>{' '}
-        <span class="muted">{p.risk.why}</span>
-      </p>
-      <p>
-        <strong>Preview</strong>{' '}
+        <strong data-risk={same ? p.risk.level : undefined}>Preview</strong>{' '}
         {p.count !== null ? (
           <span data-count={String(p.count)}>
             {p.verb ?? 'the write'} would touch <strong>{p.count}</strong> row{p.count === 1 ? '' : 's'}

@@ -6,7 +6,7 @@ import type { GovernanceDeps } from '../../../governance/query.ts';
 import {
   cancelRequest,
   editRequest,
-  requestPreviews,
+  getRequest,
   reviewInbox,
   reviewRequest,
   runRequest,
@@ -15,7 +15,7 @@ import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
 import { ResultTable } from '../kit/components.tsx';
 import { attempt, type PageEnv, pageActor, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
-import { ReviewsPage } from './view.tsx';
+import { RequestPage, ReviewsPage } from './view.tsx';
 
 export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
   const gov: GovernanceDeps = deps;
@@ -31,11 +31,11 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
       listPeople(deps.sql, pageCaller(c)),
       listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
     ]);
-    const previews = await requestPreviews(gov, [...inbox.waiting, ...inbox.mine], actor);
+    // No write preview here: each is read (and audited) on the request's own page.
     const ctx = {
       reviews: inbox.reviews,
       revisions: inbox.revisions,
-      previews,
+      approvals: inbox.approvals,
       csrf: c.get('csrfToken'),
       role: p.role,
       emails: Object.fromEntries(users.map((u) => [u.id, u.email])),
@@ -58,6 +58,40 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
         notice={c.req.query('notice')}
         error={c.req.query('error')}
       />,
+    );
+  });
+
+  // One request with its write preview, read as this reader may see it (governance/preview/).
+  app.get('/reviews/:id', async (c) => {
+    const p = c.get('principal');
+    const found = await attempt(() => getRequest(gov, p.orgId, pageCaller(c), c.req.param('id')));
+    if (!found.ok) return render(c, 'reviews', 'Not found', <p class="error">No such query request.</p>, 404);
+    const v = found.value;
+    const r = v.request;
+    const [users, dbs] = await Promise.all([
+      listPeople(deps.sql, pageCaller(c)),
+      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
+    ]);
+    const ctx = {
+      reviews: { [r.id]: v.reviews },
+      revisions: { [r.id]: v.revisions ?? [] },
+      approvals: v.requirement ? { [r.id]: { requirement: v.requirement, valid: v.validApprovals } } : {},
+      previews: { [r.id]: v.preview ?? null },
+      csrf: c.get('csrfToken'),
+      role: p.role,
+      emails: Object.fromEntries(users.map((u) => [u.id, u.email])),
+      databases: Object.fromEntries(
+        dbs.items.map(({ db }) => [
+          db.id,
+          { name: db.name, review_bypass_allowed: db.review_bypass_allowed },
+        ]),
+      ),
+    };
+    return render(
+      c,
+      'reviews',
+      `Request ${r.id}`,
+      <RequestPage r={r} ctx={ctx} mine={r.author_user_id === p.userId} />,
     );
   });
 

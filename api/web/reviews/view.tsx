@@ -1,4 +1,5 @@
 import type { WritePreview } from '../../../governance/preview/index.ts';
+import type { Requirement } from '../../../governance/risk-rules.ts';
 import type { QueryRequestRow, ReviewRow, RevisionRow } from '../../../store/query-requests.ts';
 import type { Role } from '../../../store/users.ts';
 import { Badge, Csrf, Flash, when } from '../kit/components.tsx';
@@ -16,6 +17,8 @@ export interface ReviewContext {
   revisions: Record<string, RevisionRow[]>;
   /** Write previews of the requests shown, as this reader may see them. */
   previews?: Record<string, WritePreview | null>;
+  /** What each request's risk level requires, and whose approvals count now. */
+  approvals?: Record<string, { requirement: Requirement; valid: string[] }>;
 }
 
 /** The review queue: requests waiting for the user's verdict, and the user's own open requests. */
@@ -67,6 +70,19 @@ export function ReviewsPage(props: {
   );
 }
 
+/** One request on its own page, with its write preview. */
+export function RequestPage(props: { r: QueryRequestRow; ctx: ReviewContext; mine: boolean }) {
+  return (
+    <section>
+      <p class="muted">
+        <a href="/reviews">Reviews</a> /
+      </p>
+      <h1>Query request {props.r.id}</h1>
+      <RequestCard r={props.r} ctx={props.ctx} mine={props.mine} />
+    </section>
+  );
+}
+
 function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: boolean }) {
   const { r, ctx } = props;
   const db = ctx.databases[r.database_id];
@@ -82,10 +98,10 @@ function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: bool
         <span class="muted">
           by {ctx.emails[r.author_user_id] ?? r.author_user_id} ·{' '}
           {r.origin === 'ai' ? `AI (${r.ai_client_name ?? 'client'}) · ` : ''}
-          {r.origin} · {when(r.created_at)} · needs {r.reviews_required} approval
-          {r.reviews_required === 1 ? '' : 's'} · {r.id}
+          {r.origin} · {when(r.created_at)} · <a href={base}>{r.id}</a>
         </span>
       </p>
+      <RequirementLine r={r} approvals={ctx.approvals?.[r.id]} />
       {r.justification ? (
         <p>
           <span class="muted">Why:</span> {r.justification}
@@ -97,7 +113,20 @@ function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: bool
           Parameters: <code>{JSON.stringify(r.params)}</code>
         </p>
       ) : null}
-      {ctx.previews?.[r.id] ? <PreviewCard p={ctx.previews[r.id]!} /> : null}
+      {ctx.previews === undefined && r.classification === 'write' ? (
+        <p>
+          <a href={base} class="preview-link">
+            Open the request for its write preview
+          </a>{' '}
+          <span class="muted small">(the rows it would change, read as you may see them)</span>
+        </p>
+      ) : null}
+      {ctx.previews?.[r.id] ? (
+        <PreviewCard
+          p={ctx.previews[r.id]!}
+          level={ctx.approvals?.[r.id]?.requirement.level ?? r.risk_level}
+        />
+      ) : null}
       <Conversation r={r} reviews={ctx.reviews[r.id] ?? []} emails={ctx.emails} />
       {props.mine ? (
         <OwnActions r={r} ctx={ctx} base={base} bypassAllowed={db?.review_bypass_allowed ?? false} />
@@ -179,6 +208,48 @@ function OwnActions(props: { r: QueryRequestRow; ctx: ReviewContext; base: strin
         </button>
       </form>
     </div>
+  );
+}
+
+const LEVELS: Record<string, string> = {
+  ddl: 'DDL',
+  no_where: 'no WHERE',
+  large: 'large',
+  ordinary: 'ordinary',
+};
+
+/** The request's risk level and why, how many approvals count of those it needs, and who may give them. */
+function RequirementLine(props: {
+  r: QueryRequestRow;
+  approvals: { requirement: Requirement; valid: string[] } | undefined;
+}) {
+  const need = props.approvals?.requirement;
+  const required = need?.reviews_required ?? props.r.reviews_required;
+  const count = props.approvals?.valid.length ?? 0;
+  const level = need?.level ?? props.r.risk_level;
+  const role = need?.approver_role ?? props.r.approver_role;
+  return (
+    <p class="requirement" data-level={level ?? 'read'}>
+      {level ? (
+        <>
+          <span class={`badge ${level === 'ordinary' ? '' : 'bad'}`} data-risk-level={level}>
+            risk: {LEVELS[level] ?? level}
+          </span>{' '}
+          <span class="muted">{need?.why ?? props.r.risk_why}</span> ·{' '}
+        </>
+      ) : null}
+      <strong data-approvals={`${count}/${required}`}>
+        {count} of {required} approval{required === 1 ? '' : 's'}
+      </strong>{' '}
+      <span class="muted small">
+        · who may approve:{' '}
+        {role === 'super_admin'
+          ? 'super admins'
+          : role === 'admin'
+            ? 'admins and super admins'
+            : 'anyone with access but the author'}
+      </span>
+    </p>
   );
 }
 
