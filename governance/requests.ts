@@ -34,6 +34,7 @@ import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
 import { protectionRefusal } from './submit-check.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
+import { requestUndo, type UndoOffer, undoOffer } from './undo/index.ts';
 
 /** A request with its reviews and the approvals that count right now. */
 export interface RequestView {
@@ -42,6 +43,8 @@ export interface RequestView {
   validApprovals: string[];
   /** A pending write's preview as the reader may see it (preview/index.ts); only on a single read. */
   preview?: WritePreview | null;
+  /** Whether an executed write can be undone now (undo/index.ts); only on a single read. */
+  undo?: UndoOffer;
 }
 
 /**
@@ -100,7 +103,38 @@ export async function getRequest(
   return {
     ...(await view(deps.sql, request, caller.actor)),
     preview: await pendingPreview(deps, request, caller.actor),
+    undo: await undoOffer(deps, request),
   };
+}
+
+/**
+ * Opens the undo of an executed write the caller can see (undo/index.ts): a new request with the
+ * inverse statement, which waits for the same reviews as any write.
+ */
+export async function undoRequest(
+  deps: GovernanceDeps,
+  orgId: string,
+  caller: { actor: QueryActor; origin: QueryOrigin },
+  id: string,
+): Promise<RequestView> {
+  const { request } = await visibleRequest(deps.sql, orgId, caller, id);
+  const opened = await requestUndo(deps, orgId, caller, request);
+  return getRequest(deps, orgId, caller, opened.id);
+}
+
+/** Recent executed writes the reader can see that can still be undone, newest first. */
+export async function undoableRequests(
+  deps: GovernanceDeps,
+  orgId: string,
+  actor: QueryActor,
+): Promise<Array<{ request: QueryRequestRow; undo: UndoOffer }>> {
+  const page = await listQueryRequests(deps, orgId, actor, { status: 'executed', limit: 50 });
+  const out: Array<{ request: QueryRequestRow; undo: UndoOffer }> = [];
+  for (const request of page.items.filter((r) => r.classification === 'write' && !r.undo_of)) {
+    const undo = await undoOffer(deps, request);
+    if (undo.available) out.push({ request, undo });
+  }
+  return out;
 }
 
 /** Previews of the first open writes of a page, as `reader` may see them, by request id. */

@@ -50,6 +50,7 @@ export function databaseSnapshot(s: DatabaseState): Record<string, unknown> {
       default_credential: c.default_credential,
       restrict_access: c.restrict_access,
       justification_required: c.justification_required,
+      undo_max_rows: c.undo_max_rows,
     };
   return out;
 }

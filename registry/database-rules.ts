@@ -1,6 +1,11 @@
 import type { FieldError } from '../core/errors.ts';
 import { validationFailed } from '../core/errors.ts';
-import { CREDENTIAL_SETTINGS, type CredentialRow, type DatabaseFields } from '../store/databases.ts';
+import {
+  CREDENTIAL_SETTINGS,
+  type CredentialRow,
+  type DatabaseFields,
+  DEFAULT_UNDO_MAX_ROWS,
+} from '../store/databases.ts';
 import type { PatchDatabaseInput } from './database-input.ts';
 
 // Rules of a database's credential set, checked on the final state before anything is written.
@@ -67,6 +72,7 @@ export function planCredentials(existing: CredentialRow[], patches: CredentialPa
       default_credential: p.default_credential ?? false,
       restrict_access: p.restrict_access ?? false,
       justification_required: p.justification_required ?? false,
+      undo_max_rows: p.undo_max_rows ?? DEFAULT_UNDO_MAX_ROWS,
     };
     creates.push(created);
     final.set(`new:${i}`, created);

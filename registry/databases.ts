@@ -7,6 +7,7 @@ import {
   type CredentialRow,
   type DatabaseFields,
   type DatabaseRow,
+  DEFAULT_UNDO_MAX_ROWS,
   deleteCredential,
   deleteDatabase as deleteDatabaseRow,
   findDatabase,
@@ -74,6 +75,7 @@ export async function createDatabase(
     reviews_required: c.reviews_required ?? 0,
     restrict_access: c.restrict_access ?? false,
     justification_required: c.justification_required ?? false,
+    undo_max_rows: c.undo_max_rows ?? DEFAULT_UNDO_MAX_ROWS,
     // With none marked, the first credential is the default one.
     default_credential: defaults === 0 ? i === 0 : (c.default_credential ?? false),
   }));
@@ -231,6 +233,7 @@ export async function setupDatabase(
       default_credential: true,
       restrict_access: false,
       justification_required: false,
+      undo_max_rows: DEFAULT_UNDO_MAX_ROWS,
     };
     if (!existing) {
       const db = await insertDatabase(tx, id, orgId, fields);

@@ -40,6 +40,8 @@ export interface CredentialRow {
   restrict_access: boolean;
   /** A query that waits for this credential's reviews must say why. */
   justification_required: boolean;
+  /** Rows of one approved write kept for undo at most (governance/undo/); above it, no undo. */
+  undo_max_rows: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -69,6 +71,9 @@ const DATABASE_COLUMNS = [
   'ai_max_rows',
 ] as const satisfies readonly (keyof DatabaseFields)[];
 
+/** Rows of one write a credential keeps for undo unless it says otherwise. */
+export const DEFAULT_UNDO_MAX_ROWS = 10_000;
+
 /** A credential's settings: every column but its identity, username and secret. */
 export const CREDENTIAL_SETTINGS = [
   'hostname',
@@ -78,6 +83,7 @@ export const CREDENTIAL_SETTINGS = [
   'default_credential',
   'restrict_access',
   'justification_required',
+  'undo_max_rows',
 ] as const satisfies readonly (keyof CredentialFields)[];
 
 const CREDENTIAL_COLUMNS = ['username', 'password_enc', ...CREDENTIAL_SETTINGS] as const;

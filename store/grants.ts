@@ -108,6 +108,7 @@ async function readAccessTarget(
       c.default_credential as cred_default_credential, c.created_at as cred_created_at,
       c.updated_at as cred_updated_at, c.restrict_access as cred_restrict_access,
       c.justification_required as cred_justification_required,
+      c.undo_max_rows as cred_undo_max_rows,
       ${
         q.userId
           ? sql`exists (select 1 from database_grants g where g.database_id = d.id and g.user_id = ${q.userId})`
@@ -148,6 +149,7 @@ async function readAccessTarget(
     cred_updated_at,
     cred_restrict_access,
     cred_justification_required,
+    cred_undo_max_rows,
     granted,
     credential_granted,
     policy_id,
@@ -168,6 +170,7 @@ async function readAccessTarget(
           default_credential: cred_default_credential!,
           restrict_access: cred_restrict_access!,
           justification_required: cred_justification_required!,
+          undo_max_rows: cred_undo_max_rows!,
           created_at: cred_created_at!,
           updated_at: cred_updated_at!,
         };

@@ -188,6 +188,7 @@ export function presentDatabase(
       default_credential: c.default_credential,
       restrict_access: c.restrict_access,
       justification_required: c.justification_required,
+      undo_max_rows: c.undo_max_rows,
     })),
     inserted_at: db.inserted_at.toISOString(),
     updated_at: db.updated_at.toISOString(),

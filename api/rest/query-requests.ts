@@ -13,6 +13,7 @@ import {
   reviewInbox,
   reviewRequest,
   runRequest,
+  undoRequest,
 } from '../../governance/requests.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate } from '../middleware/auth.ts';
@@ -220,6 +221,21 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     review('comment'),
   );
   app.post(
+    '/:id/undo',
+    doc(
+      'Query requests',
+      'Undo an executed write: opens a new request with its inverse, reviewed like any write',
+      {
+        auth: ['apiKey', 'bearer', 'session'],
+        status: 201,
+      },
+    ),
+    async (c) => {
+      const view = await undoRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id'));
+      return c.json(presentRequest(view), 201);
+    },
+  );
+  app.post(
     '/:id/run',
     doc('Query requests', 'Run an approved request (or bypass, super admins)', {
       auth: ['apiKey', 'bearer', 'session'],
@@ -253,7 +269,10 @@ function presentResult(r: QueryResult) {
 }
 
 /** A query request as the API shows it; listings leave out reviews and approval counts. */
-export function presentRequest({ request: r, reviews, validApprovals, preview }: RequestView, full = true) {
+export function presentRequest(
+  { request: r, reviews, validApprovals, preview, undo }: RequestView,
+  full = true,
+) {
   return {
     id: r.id,
     database_id: r.database_id,
@@ -265,6 +284,7 @@ export function presentRequest({ request: r, reviews, validApprovals, preview }:
     params: r.params,
     classification: r.classification,
     justification: r.justification,
+    undo_of: r.undo_of,
     revision: r.revision,
     status: r.status,
     reviews_required: r.reviews_required,
@@ -281,6 +301,7 @@ export function presentRequest({ request: r, reviews, validApprovals, preview }:
       ? {
           approvals: { valid: validApprovals, count: validApprovals.length },
           ...(preview !== undefined ? { preview } : {}),
+          ...(undo !== undefined ? { undo } : {}),
           reviews: reviews.map((x) => ({
             id: x.id,
             user_id: x.user_id,

@@ -1,4 +1,5 @@
 import type { WritePreview } from '../../../governance/preview/index.ts';
+import type { UndoOffer } from '../../../governance/undo/index.ts';
 import type { QueryRequestRow, ReviewRow, RevisionRow } from '../../../store/query-requests.ts';
 import type { Role } from '../../../store/users.ts';
 import { Badge, Csrf, Flash, when } from '../kit/components.tsx';
@@ -22,6 +23,8 @@ export interface ReviewContext {
 export function ReviewsPage(props: {
   waiting: QueryRequestRow[];
   mine: QueryRequestRow[];
+  /** Executed writes whose kept rows can still be put back. */
+  undoable?: Array<{ request: QueryRequestRow; undo: UndoOffer }>;
   /** Workflow runs waiting on an approval this person may give. */
   workflowApprovals: Array<{
     runId: string;
@@ -63,6 +66,9 @@ export function ReviewsPage(props: {
       {props.mine.map((r) => (
         <RequestCard r={r} ctx={props.ctx} mine={true} />
       ))}
+      {props.undoable && props.undoable.length > 0 ? (
+        <UndoList items={props.undoable} ctx={props.ctx} />
+      ) : null}
     </section>
   );
 }
@@ -179,6 +185,42 @@ function OwnActions(props: { r: QueryRequestRow; ctx: ReviewContext; base: strin
         </button>
       </form>
     </div>
+  );
+}
+
+/**
+ * Executed writes that can be undone. Only the statement and how many rows were kept are shown:
+ * the kept values are sealed, and the undo request binds them when it runs.
+ */
+function UndoList(props: {
+  items: Array<{ request: QueryRequestRow; undo: UndoOffer }>;
+  ctx: ReviewContext;
+}) {
+  return (
+    <>
+      <h2>Executed writes you can undo ({props.items.length})</h2>
+      {props.items.map(({ request: r, undo }) => (
+        <article class="card wide" id={`undo-${r.id}`}>
+          <p>
+            <Badge status={r.status} />{' '}
+            <strong>{props.ctx.databases[r.database_id]?.name ?? r.database_id}</strong>{' '}
+            <span class="muted">
+              by {props.ctx.emails[r.author_user_id] ?? r.author_user_id} · {r.id}
+              {r.executed_at ? ` · ran ${when(r.executed_at)}` : ''}
+            </span>
+          </p>
+          <pre>{r.statement}</pre>
+          <p class="muted small">
+            {undo.rows} row(s) kept until {undo.expires_at ? when(new Date(undo.expires_at)) : '—'}. Undo
+            opens a new request with the inverse statement; it runs only once reviewed.
+          </p>
+          <form method="post" action={`/reviews/${r.id}/undo`} class="inline">
+            <Csrf token={props.ctx.csrf} />
+            <button type="submit">Undo</button>
+          </form>
+        </article>
+      ))}
+    </>
   );
 }
 
