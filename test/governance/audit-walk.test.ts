@@ -441,6 +441,8 @@ const NOT_WALKED: Record<string, string> = {
   'POST /api/v1/users/:id/password-link': 'records user.password_reset (test/identity/people.test.ts)',
   'PUT /api/v1/ai-clients/:clientId': 'records ai_client.limited (test/mcp/client-controls.test.ts)',
   'POST /api/v1/desk/query-requests/:id/run': 'a run is a query entry with its request_id and bypass facts',
+  'POST /api/v1/desk/query-requests/:id/undo':
+    'records query_request.undo_requested with the new request (test/governance/undo.test.ts)',
   'POST /oauth/register': 'OAuth client registration (RFC 7591): no organization yet',
   'POST /oauth/authorize': 'a person’s consent to an AI client, for themselves',
   'POST /oauth/token': 'token exchange (RFC 6749): issues, changes no setting',
@@ -472,6 +474,7 @@ const NOT_WALKED: Record<string, string> = {
   'POST /reviews/:id/edit': 'the same domain function as PATCH /api/v1/desk/query-requests/:id',
   'POST /reviews/:id/cancel': 'the same domain function as the REST cancel',
   'POST /reviews/:id/run': 'a run is a query entry',
+  'POST /reviews/:id/undo': 'the same domain function as the REST undo',
   'POST /runs/:workflowId/:runId/rerun': 'records run.rerun (test/workflows/run-view.test.ts)',
   'POST /runs/:workflowId/:runId/retry': 'records run.retry (as the REST route)',
   'POST /runs/:workflowId/:runId/cancel': 'run control (as the REST route)',
