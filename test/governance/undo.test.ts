@@ -8,6 +8,8 @@ import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { pruneBackups } from '../../store/request-backups.ts';
 import { firstOrganization } from '../../store/users.ts';
 import { signIn } from '../helpers/service.ts';
+import { callTool, mcpClient } from '../mcp/target.ts';
+import { connect } from '../oauth/flow.ts';
 import { SECRETS } from './protection-fixture.ts';
 import { startMariadbTarget, startPostgresTarget, type Target } from './protection-targets.ts';
 
@@ -266,6 +268,24 @@ describe.each(ENGINES)('undo on $name', (engine) => {
     seen.push(await (await call('masked', 'GET', '/inbox')).text());
     // The member may ask for an undo too; whatever the answer, it holds no kept value.
     seen.push(await (await undo('masked', id)).text());
+    // The same member as an AI client (MCP get_query_request), on a database open to AI.
+    const open = await t.fx.svc.fetch(`/api/v1/desk/databases/${t.fx.databaseId}`, {
+      method: 'PATCH',
+      headers: { 'x-api-key': t.fx.svc.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ ai_enabled: true, credentials: [{ id: credentialId, ai_allowed: true }] }),
+    });
+    expect(open.status, await open.clone().text()).toBe(200);
+    const { tokens: oauth } = await connect(t.fx.svc, { email: 'masked@example.test', password: PASSWORD });
+    const mcp = await mcpClient(t.fx.svc, oauth.access_token);
+    try {
+      for (const rid of [id, inverse.id]) {
+        const got = await callTool(mcp, 'get_query_request', { request_id: rid });
+        expect(got.isError, got.text).toBe(false);
+        seen.push(got.text, JSON.stringify(got.data));
+      }
+    } finally {
+      await mcp.close();
+    }
     const page = await t.fx.svc.fetch('/reviews', { headers: { cookie: sessions.masked!.cookie } });
     expect(page.status).toBe(200);
     const html = await page.text();
