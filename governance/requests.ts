@@ -243,6 +243,8 @@ export async function editRequest(
     const { request: r, db } = await visibleRequest(deps.sql, orgId, { actor, origin: 'user' }, id, false);
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
+    // An undo binds the kept rows to its statement: another statement could read them out.
+    if (r.undo_of) throw conflict('an undo request cannot be edited; cancel it and open the undo again');
     await refuseEdit(deps, r, db, actor, input.statement ?? r.statement, input.params);
   }
   const request = await deps.sql.begin(async (tx) => {

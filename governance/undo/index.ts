@@ -89,6 +89,9 @@ export async function undoExecution(
     const backup = await findBackup(deps.sql, r.org_id, r.undo_of);
     if (!backup)
       throw new QueryDeniedError(`the rows kept for ${r.undo_of} have expired; nothing can be put back`);
+    // The kept rows are bound only to the inverse built from them, never to any other statement.
+    if (r.statement !== inverseStatement(db.adapter, savedWrite(backup)))
+      throw new QueryDeniedError('this undo request no longer holds the inverse of its write');
     const json = deps.keyring.decrypt(backup.rows_enc, sealContext(backup.request_id));
     return {
       secretParams: [json],

@@ -3,6 +3,8 @@
 // new request with the inverse statement, which is reviewed and run like any write and puts the
 // exact rows back. Limits (too many rows, no primary key) are said before approval, and no kept
 // value reaches anyone: not a statement, a request, a preview, the page or the audit log.
+import { mkdir } from 'node:fs/promises';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { pruneBackups } from '../../store/request-backups.ts';
@@ -14,6 +16,7 @@ import { SECRETS } from './protection-fixture.ts';
 import { startMariadbTarget, startPostgresTarget, type Target } from './protection-targets.ts';
 
 const PASSWORD = 'a long test passphrase 42';
+const SHOTS = 'test-output/undo';
 
 const ENGINES = [
   {
@@ -145,6 +148,9 @@ describe.each(ENGINES)('undo on $name', (engine) => {
     expect(inverse).toMatchObject({ status: 'pending', undo_of: id, params: [] });
     expect(inverse.statement).not.toMatch(/12345678901234|2024-05-06/);
     expect(inverse.preview).toMatchObject({ count: 2 });
+    // Its statement is bound to the kept rows: it cannot be edited into one that reads them out.
+    const edited = await call('author', 'PATCH', `/${inverse.id}`, { statement: 'select $1' });
+    expect(edited.status).toBe(409);
     // A second undo of the same write is refused while this one is open.
     expect((await undo('author', id)).status).toBe(409);
     // Not run before its review: the rows are still changed.
@@ -229,6 +235,35 @@ describe.each(ENGINES)('undo on $name', (engine) => {
     expect(await get('reviewer', opened!)).toMatchObject({ undo_of: id, status: 'pending' });
     await approveAndRun(opened!);
     expect(await table('select nul from kinds where id = 1')).not.toEqual([['paged']]);
+  });
+
+  it('in Chromium, pressing Undo on the reviews page opens the inverse request', async () => {
+    const id = await submit("update kinds set nul = 'browser' where id = 2");
+    await approveAndRun(id);
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-background-networking'],
+    });
+    try {
+      const context = await browser.newContext();
+      const [name, value] = sessions.author!.cookie.split('=') as [string, string];
+      await context.addCookies([{ name, value, url: t.fx.svc.url }]);
+      const page = await context.newPage();
+      await page.goto(`${t.fx.svc.url}/reviews`);
+      const card = page.locator(`#undo-${id}`);
+      await expect.poll(() => card.count()).toBe(1);
+      await mkdir(SHOTS, { recursive: true });
+      await card.screenshot({ path: `${SHOTS}/undo-offer-${engine.name}.png` });
+      await card.getByRole('button', { name: 'Undo' }).click();
+      await page.waitForURL(/notice=/);
+      const notice = (await page.locator('[role=status], .notice').first().textContent()) ?? '';
+      const opened = /Opened (qr_\w+)/.exec(notice)?.[1];
+      expect(opened, notice).toBeDefined();
+      await page.locator(`#${opened}`).screenshot({ path: `${SHOTS}/undo-request-${engine.name}.png` });
+      expect(await get('reviewer', opened!)).toMatchObject({ undo_of: id, status: 'pending' });
+    } finally {
+      await browser.close();
+    }
   });
 
   it('kept rows past their retention cannot be put back, and the sweep deletes them', async () => {

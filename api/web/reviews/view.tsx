@@ -155,7 +155,8 @@ function OwnActions(props: { r: QueryRequestRow; ctx: ReviewContext; base: strin
           </button>
         </form>
       ) : null}
-      {r.status === 'pending' || r.status === 'approved' || r.status === 'rejected' ? (
+      {/* An undo's statement is bound to the rows it puts back: it is never edited (governance/undo/). */}
+      {!r.undo_of && (r.status === 'pending' || r.status === 'approved' || r.status === 'rejected') ? (
         <details>
           <summary>Edit the SQL (voids the approvals given so far)</summary>
           <form method="post" action={`${props.base}/edit`}>
