@@ -9,6 +9,7 @@ import { mysqlSsl, tlsMode } from './ssl.ts';
 import type {
   Adapter,
   AdapterPool,
+  BackupStep,
   ConnectionConfig,
   ExecuteOptions,
   ParamValue,
@@ -158,9 +159,11 @@ class MysqlPool implements AdapterPool {
       // The access mode applies to autocommitted statements too (MySQL docs, SET TRANSACTION).
       if (options.readOnly) await simpleQuery(conn, READ_ONLY_SESSION);
       if (xa) await this.plain(conn, `XA START ${xa}`);
+      const kept = options.backup ? await this.backupRead(conn, options.backup, abort.signal) : null;
       const outcome = await this.run(conn, sql, params, options.maxRows, abort.signal);
       // A killed SLEEP() returns 1 instead of failing: past the limit, the result is not trusted.
       if (timedOut) throw new Error('interrupted');
+      if (options.backup && kept) await this.backupCommit(conn, options.backup, kept);
       // The stream was abandoned mid-way: the connection is still receiving rows.
       const usable = !outcome.rows.truncated;
       if (!usable) reusable = false;
@@ -181,7 +184,8 @@ class MysqlPool implements AdapterPool {
         const detail = err instanceof Error && err.message !== 'interrupted' ? err.message : undefined;
         throw timeoutError(options.timeoutSeconds, detail, this.secrets);
       }
-      if ((err as QueryError).fatal) reusable = false;
+      // A backup's transaction may still be open: the connection is closed, which rolls it back.
+      if ((err as QueryError).fatal || options.backup) reusable = false;
       if (options.readOnly && reusable) await restoreAccessMode(conn).catch(() => (reusable = false));
       throw toAdapterError(err, this.secrets, 'query');
     } finally {
@@ -190,6 +194,36 @@ class MysqlPool implements AdapterPool {
       if (reusable) conn.release();
       else conn.destroy();
     }
+  }
+
+  /**
+   * The rows the write will touch, read in the write's transaction with a locking read: its
+   * next-key locks keep the rows and the gaps of the range as they are until the write commits.
+   */
+  private async backupRead(conn: PoolConnection, backup: BackupStep, signal: AbortSignal) {
+    await this.plain(conn, 'START TRANSACTION');
+    const read = await this.run(conn, backup.select, backup.params, backup.maxRows, signal);
+    if (read.rows.truncated)
+      throw new AdapterError(
+        `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
+        'query',
+        'BACKUP_LIMIT',
+      );
+    return read.rows.rows;
+  }
+
+  /** Keeps the rows read, then commits the write; a failure to keep them rolls it back. */
+  private async backupCommit(conn: PoolConnection, backup: BackupStep, rows: unknown[][]): Promise<void> {
+    try {
+      await backup.save(rows);
+    } catch {
+      throw new AdapterError(
+        'the rows to undo could not be kept; nothing was written',
+        'query',
+        'BACKUP_FAILED',
+      );
+    }
+    await this.plain(conn, 'COMMIT');
   }
 
   /** Prepared first; a statement the server cannot prepare runs over the text protocol if it has no parameters. */

@@ -11,6 +11,7 @@ import { postgresSsl } from './ssl.ts';
 import type {
   Adapter,
   AdapterPool,
+  BackupStep,
   ConnectionConfig,
   ExecuteOptions,
   ParamValue,
@@ -353,6 +354,7 @@ class PostgresPool implements AdapterPool {
       const set = "select set_config('application_name', $1, false)";
       await run(client, this.types, set, [checkSessionName(options.tag)], 0);
     }
+    if (options.backup) return this.#withBackup(client, text, params, limit, options.backup);
     if (options.prepareAs === undefined)
       return run(client, this.types, text, params, limit, options.readOnly === true);
     const id = checkSessionName(options.prepareAs);
@@ -366,6 +368,44 @@ class PostgresPool implements AdapterPool {
         'the statement ended its transaction itself; it cannot run exactly once',
         'query',
       );
+    return answer;
+  }
+
+  /**
+   * The rows the write will touch, then the write, in one REPEATABLE READ transaction: the read
+   * locks the rows (FOR UPDATE) and the write runs on the same snapshot, so it touches exactly the
+   * rows kept (a row changed by someone else in between fails the transaction instead). A failure
+   * leaves the transaction open on a connection execute() closes, which rolls it back.
+   */
+  async #withBackup(
+    client: pg.Client,
+    text: string,
+    params: readonly ParamValue[],
+    limit: number,
+    backup: BackupStep,
+  ): Promise<PgAnswer> {
+    await run(client, this.types, 'begin isolation level repeatable read', [], 0);
+    const saved = await run(client, this.types, backup.select, backup.params, backup.maxRows + 1);
+    if (saved.rows.length > backup.maxRows)
+      throw new AdapterError(
+        `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
+        'query',
+        'BACKUP_LIMIT',
+      );
+    const answer = await run(client, this.types, text, params, limit);
+    try {
+      await backup.save(saved.rows);
+    } catch {
+      throw new AdapterError(
+        'the rows to undo could not be kept; nothing was written',
+        'query',
+        'BACKUP_FAILED',
+      );
+    }
+    const committed = await run(client, this.types, 'commit', [], 0);
+    // A transaction that failed answers COMMIT with ROLLBACK.
+    if (committed.command !== 'COMMIT')
+      throw new AdapterError('the write was rolled back by the server', 'query', 'ROLLED_BACK');
     return answer;
   }
 

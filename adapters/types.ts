@@ -79,6 +79,27 @@ export interface ExecuteOptions {
    * Only where SessionControl.twoPhase() is true.
    */
   prepareAs?: string;
+  /**
+   * Reads the rows a write will touch in the write's own transaction, before it (governance/undo/):
+   * Postgres in REPEATABLE READ, so the write sees the snapshot the read locked; MySQL with a
+   * locking read, whose next-key locks keep rows out of the range until commit. Not with
+   * `prepareAs` or `readOnly`.
+   */
+  backup?: BackupStep;
+}
+
+/** The service's own read of the rows a write touches, kept before the write commits. */
+export interface BackupStep {
+  /** A SELECT … FOR UPDATE of the rows; bound with `params` (the write's own parameters). */
+  select: string;
+  params: ParamValue[];
+  /** More rows than this: nothing is written, and the execution fails with code BACKUP_LIMIT. */
+  maxRows: number;
+  /**
+   * Called with the rows read once the write ran, before its transaction commits: a throw rolls
+   * the write back, so no write commits without its rows kept.
+   */
+  save(rows: unknown[][]): Promise<void>;
 }
 
 /**

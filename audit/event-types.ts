@@ -85,6 +85,9 @@ export interface EventSubjects {
     count: number | null;
     risk: string;
   };
+  'query_request.backup_saved': { request_id: string; revision: number; rows: number; expires_at: string };
+  'query_request.undo_requested': { request_id: string; undo_of: string; rows: number };
+  'query_request.undo_executed': { request_id: string; undo_of: string; rows: number };
   // Automation and dashboards.
   'workflow.created': Change & { workflow_id: string };
   'workflow.updated': Change & { workflow_id: string };
@@ -166,6 +169,9 @@ export const EVENT_TYPES: { readonly [K in EventType]: EventTypeInfo } = {
   'review.edited': info('Request edited', 'reviews', true),
   'review.canceled': info('Request canceled', 'reviews'),
   'query_request.previewed': info('Write previewed', 'reviews'),
+  'query_request.backup_saved': info('Rows saved for undo', 'reviews'),
+  'query_request.undo_requested': info('Undo requested', 'reviews'),
+  'query_request.undo_executed': info('Undo executed', 'reviews'),
   'workflow.created': info('Workflow created', 'automation', true),
   'workflow.updated': info('Workflow changed', 'automation', true),
   'workflow.archived': info('Workflow archived', 'automation', true),

@@ -60,6 +60,8 @@ export interface Config {
    * the entry this many places from the right. 0 trusts no header (the socket's peer).
    */
   trustedProxies: number;
+  /** Days the rows saved before an approved write are kept for its undo (governance/undo/). */
+  undoRetentionDays: number;
   /** Client ID Metadata Document fetching (api/oauth/README.md, "Client ID Metadata Documents"). */
   cimd: CimdConfig;
   /**
@@ -194,6 +196,7 @@ const EnvSchema = v.object({
   RATE_LIMIT_ACCOUNT_FAILURES: count('10'),
   RATE_LIMIT_ADDRESS_FAILURES: count('50'),
   OAUTH_REGISTRATIONS_PER_ADDRESS: count('10'),
+  COUNTERSIGN_UNDO_RETENTION_DAYS: count('30'),
   TRUSTED_PROXIES: v.optional(
     v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number of proxies'), v.transform(Number)),
     '0',
@@ -338,6 +341,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       registrationsPerAddress: e.OAUTH_REGISTRATIONS_PER_ADDRESS,
     },
     trustedProxies: e.TRUSTED_PROXIES,
+    undoRetentionDays: e.COUNTERSIGN_UNDO_RETENTION_DAYS,
     smtp: e.SMTP_URL && e.SMTP_FROM ? { url: e.SMTP_URL, from: e.SMTP_FROM } : null,
     outboundAllow,
     cimdFetchesPerAddress: e.OAUTH_CIMD_FETCHES_PER_ADDRESS,

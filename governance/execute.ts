@@ -1,6 +1,6 @@
 // Steps 4–6 of the pipeline (DESIGN.md): execute and audit. Direct queries (query.ts) and approved
 // query requests (requests.ts) both run through executeGoverned, and nothing else runs a statement.
-import type { AdapterName, ExecuteOptions, ParamValue, QueryResult } from '../adapters/types.ts';
+import type { AdapterName, BackupStep, ExecuteOptions, ParamValue, QueryResult } from '../adapters/types.ts';
 import { type AuditAttempt, markAudited, type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { AppError } from '../core/errors.ts';
 import { inClientSpan, inSpan } from '../core/tracing.ts';
@@ -50,6 +50,13 @@ export interface Execution {
   review: ReviewFacts | null;
   /** A workflow step's attempt (governance/once.ts). */
   stepAttempt?: StepAttempt;
+  /** Keep the rows the write touches, in its transaction, for its undo (governance/undo/). */
+  backup?: BackupStep;
+  /**
+   * The values bound at execution when they differ from `params`, which the audit records: an
+   * undo binds the kept rows, which no audit entry or request may show.
+   */
+  secretParams?: ParamValue[];
 }
 
 /**
@@ -84,7 +91,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
         actor: x.actor,
         policyId: x.policyId,
         statement: x.statement,
-        params: x.params,
+        params: x.secretParams ?? x.params,
       }),
     );
     policy = plan.applied && { policyId: plan.applied.policyId, version: plan.applied.version };
@@ -97,6 +104,7 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
             maxRows: x.maxRows,
             timeoutSeconds: x.timeoutSeconds,
             readOnly: x.readOnly === true,
+            ...(x.backup ? { backup: x.backup } : {}),
             ...session,
           }),
         );

@@ -1,6 +1,7 @@
 import { recordAttempt } from '../audit/events.ts';
 import { failAbandonedRequests } from '../store/query-requests.ts';
 import { pruneBuckets } from '../store/rate-limits.ts';
+import { pruneBackups } from '../store/request-backups.ts';
 import { findUserById } from '../store/users.ts';
 import { decodeParams } from './params.ts';
 import type { GovernanceDeps } from './types.ts';
@@ -60,6 +61,8 @@ export function startMaintenance(deps: Pick<GovernanceDeps, 'sql' | 'logger'>, e
       recoverAbandonedRequests(deps),
       // Failure windows end after minutes; a day-old bucket is only clutter (identity/throttle.ts).
       pruneBuckets(deps.sql, 86_400),
+      // Rows kept for undo past COUNTERSIGN_UNDO_RETENTION_DAYS (governance/undo/).
+      pruneBackups(deps.sql),
     ]).catch((err: unknown) =>
       deps.logger.error(
         { err: err instanceof Error ? err.message : String(err) },

@@ -19,6 +19,7 @@ import { decodeParams } from './params.ts';
 import { bypassRefusal, validApprovers } from './review-rules.ts';
 import { currentRequirement } from './risk-rules.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
+import { undoExecution } from './undo/index.ts';
 
 /** The OAuth client an AI-origin request was made through, so its run is attributed to it too. */
 export function aiClientOf(r: QueryRequestRow): { oauthClient?: { id: string; name: string } } {
@@ -106,6 +107,10 @@ export async function executeRequest(
     review.bypassed = true;
     review.bypassReason = bypass.reason ?? null;
   }
+  // Undo (governance/undo/): the rows kept before the write, or the kept rows an undo binds.
+  const undo = await undoExecution(deps, r, db, cred, runner, params).catch((err: unknown) =>
+    deny(deps, base, err),
+  );
   const claimed = await claimRequest(deps.sql, r.id, ['pending', 'approved'], 'executing', r.revision);
   if (!claimed) throw conflict('the query request changed or is already running; reload it');
   if (review.bypassed) {
@@ -115,14 +120,23 @@ export async function executeRequest(
       bypassed_at: new Date(),
     });
   }
-  return settleRequest(deps, r.id, () =>
-    executeGoverned(deps, {
+  return settleRequest(deps, r.id, async () => {
+    const outcome = await executeGoverned(deps, {
       ...base,
       db,
       cred,
       maxRows,
       timeoutSeconds: cred.timeout ?? DEFAULT_TIMEOUT_SECONDS,
       readOnly,
-    }),
-  );
+      ...(undo.backup ? { backup: undo.backup } : {}),
+      ...(undo.secretParams ? { secretParams: undo.secretParams } : {}),
+    });
+    // The write is done: a failure to audit its undo is logged, not reported as the write's.
+    await undo
+      .done?.(outcome.result.num_rows)
+      .catch((err: unknown) =>
+        deps.logger.error({ requestId: r.id, err: { message: (err as Error).message } }, 'undo audit failed'),
+      );
+    return outcome;
+  });
 }

@@ -43,6 +43,7 @@ import {
 } from './risk-rules.ts';
 import { protectionRefusal } from './submit-check.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
+import { requestUndo, type UndoOffer, undoOffer } from './undo/index.ts';
 
 /** A request with its reviews and the approvals that count right now. */
 export interface RequestView {
@@ -55,6 +56,8 @@ export interface RequestView {
   revisions?: RevisionRow[];
   /** A pending write's preview as the reader may see it (preview/index.ts); only on a single read. */
   preview?: WritePreview | null;
+  /** Whether an executed write can be undone now (undo/index.ts); only on a single read. */
+  undo?: UndoOffer;
 }
 
 /**
@@ -121,7 +124,38 @@ export async function getRequest(
     ...(await view(deps.sql, request, caller.actor)),
     preview: await pendingPreview(deps, request, caller.actor),
     revisions: await listRevisions(deps.sql, [request.id]),
+    undo: await undoOffer(deps, request),
   };
+}
+
+/**
+ * Opens the undo of an executed write the caller can see (undo/index.ts): a new request with the
+ * inverse statement, which waits for the same reviews as any write.
+ */
+export async function undoRequest(
+  deps: GovernanceDeps,
+  orgId: string,
+  caller: { actor: QueryActor; origin: QueryOrigin },
+  id: string,
+): Promise<RequestView> {
+  const { request } = await visibleRequest(deps.sql, orgId, caller, id);
+  const opened = await requestUndo(deps, orgId, caller, request);
+  return getRequest(deps, orgId, caller, opened.id);
+}
+
+/** Recent executed writes the reader can see that can still be undone, newest first. */
+export async function undoableRequests(
+  deps: GovernanceDeps,
+  orgId: string,
+  actor: QueryActor,
+): Promise<Array<{ request: QueryRequestRow; undo: UndoOffer }>> {
+  const page = await listQueryRequests(deps, orgId, actor, { status: 'executed', limit: 50 });
+  const out: Array<{ request: QueryRequestRow; undo: UndoOffer }> = [];
+  for (const request of page.items.filter((r) => r.classification === 'write' && !r.undo_of)) {
+    const undo = await undoOffer(deps, request);
+    if (undo.available) out.push({ request, undo });
+  }
+  return out;
 }
 
 /** Reviewers look at open requests: their preview is read; an executed one has nothing to preview. */
@@ -255,6 +289,8 @@ export async function editRequest(
     const { request: r, db } = await visibleRequest(deps.sql, orgId, { actor, origin: 'user' }, id, false);
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
+    // An undo binds the kept rows to its statement: another statement could read them out.
+    if (r.undo_of) throw conflict('an undo request cannot be edited; cancel it and open the undo again');
     need = await refuseEdit(deps, r, db, actor, input.statement ?? r.statement, input.params);
   }
   const request = await deps.sql.begin(async (tx) => {

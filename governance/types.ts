@@ -114,6 +114,8 @@ export interface GovernanceDeps {
   /** Tells reviewers about new query requests; no notification without it. */
   notify?: RequestNotifier;
   policy?: GovernancePolicy;
+  /** COUNTERSIGN_UNDO_RETENTION_DAYS (governance/undo/); 30 days without it. */
+  config?: { undoRetentionDays: number };
 }
 
 /** A super admin's explicit override of the review gate (SPEC.md 2.2 review_bypass_allowed). */

@@ -52,6 +52,7 @@ export function databaseSnapshot(s: DatabaseState): Record<string, unknown> {
       justification_required: c.justification_required,
       large_write_rows: c.large_write_rows,
       risk_reviews: c.risk_reviews,
+      undo_max_rows: c.undo_max_rows,
     };
   return out;
 }

@@ -59,6 +59,10 @@ const CredentialCommon = {
   restrict_access: v.optional(v.boolean()),
   /** A query waiting for this credential's reviews must come with a justification. */
   justification_required: v.optional(v.boolean()),
+  /** Rows of one approved write kept for undo at most (default 10 000; 0: never). */
+  undo_max_rows: v.optional(
+    v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0), v.maxValue(1_000_000)),
+  ),
   timeout: v.optional(Timeout),
   reviews_required: v.optional(Reviews),
   default_credential: v.optional(v.boolean()),

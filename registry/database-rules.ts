@@ -1,7 +1,12 @@
 import type { FieldError } from '../core/errors.ts';
 import { validationFailed } from '../core/errors.ts';
 import { LARGE_WRITE_ROWS } from '../governance/preview/risk.ts';
-import { CREDENTIAL_SETTINGS, type CredentialRow, type DatabaseFields } from '../store/databases.ts';
+import {
+  CREDENTIAL_SETTINGS,
+  type CredentialRow,
+  type DatabaseFields,
+  DEFAULT_UNDO_MAX_ROWS,
+} from '../store/databases.ts';
 import type { PatchDatabaseInput } from './database-input.ts';
 
 // Rules of a database's credential set, checked on the final state before anything is written.
@@ -70,6 +75,7 @@ export function planCredentials(existing: CredentialRow[], patches: CredentialPa
       justification_required: p.justification_required ?? false,
       large_write_rows: p.large_write_rows ?? LARGE_WRITE_ROWS,
       risk_reviews: p.risk_reviews ?? {},
+      undo_max_rows: p.undo_max_rows ?? DEFAULT_UNDO_MAX_ROWS,
     };
     creates.push(created);
     final.set(`new:${i}`, created);

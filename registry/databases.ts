@@ -8,6 +8,7 @@ import {
   type CredentialRow,
   type DatabaseFields,
   type DatabaseRow,
+  DEFAULT_UNDO_MAX_ROWS,
   deleteCredential,
   deleteDatabase as deleteDatabaseRow,
   findDatabase,
@@ -77,6 +78,7 @@ export async function createDatabase(
     justification_required: c.justification_required ?? false,
     large_write_rows: c.large_write_rows ?? LARGE_WRITE_ROWS,
     risk_reviews: c.risk_reviews ?? {},
+    undo_max_rows: c.undo_max_rows ?? DEFAULT_UNDO_MAX_ROWS,
     // With none marked, the first credential is the default one.
     default_credential: defaults === 0 ? i === 0 : (c.default_credential ?? false),
   }));
@@ -236,6 +238,7 @@ export async function setupDatabase(
       justification_required: false,
       large_write_rows: LARGE_WRITE_ROWS,
       risk_reviews: {},
+      undo_max_rows: DEFAULT_UNDO_MAX_ROWS,
     };
     if (!existing) {
       const db = await insertDatabase(tx, id, orgId, fields);

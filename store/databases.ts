@@ -50,6 +50,8 @@ export interface CredentialRow {
   large_write_rows: number;
   /** Approvals (and approver role) per risk level, above reviews_required (governance/risk-rules.ts). */
   risk_reviews: RiskReviews;
+  /** Rows of one approved write kept for undo at most (governance/undo/); above it, no undo. */
+  undo_max_rows: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -79,6 +81,9 @@ const DATABASE_COLUMNS = [
   'ai_max_rows',
 ] as const satisfies readonly (keyof DatabaseFields)[];
 
+/** Rows of one write a credential keeps for undo unless it says otherwise. */
+export const DEFAULT_UNDO_MAX_ROWS = 10_000;
+
 /** A credential's settings: every column but its identity, username and secret. */
 export const CREDENTIAL_SETTINGS = [
   'hostname',
@@ -90,6 +95,7 @@ export const CREDENTIAL_SETTINGS = [
   'justification_required',
   'large_write_rows',
   'risk_reviews',
+  'undo_max_rows',
 ] as const satisfies readonly (keyof CredentialFields)[];
 
 const CREDENTIAL_COLUMNS = ['username', 'password_enc', ...CREDENTIAL_SETTINGS] as const;

@@ -109,6 +109,7 @@ async function readAccessTarget(
       c.updated_at as cred_updated_at, c.restrict_access as cred_restrict_access,
       c.justification_required as cred_justification_required,
       c.large_write_rows as cred_large_write_rows, c.risk_reviews as cred_risk_reviews,
+      c.undo_max_rows as cred_undo_max_rows,
       ${
         q.userId
           ? sql`exists (select 1 from database_grants g where g.database_id = d.id and g.user_id = ${q.userId})`
@@ -151,6 +152,7 @@ async function readAccessTarget(
     cred_justification_required,
     cred_large_write_rows,
     cred_risk_reviews,
+    cred_undo_max_rows,
     granted,
     credential_granted,
     policy_id,
@@ -173,6 +175,7 @@ async function readAccessTarget(
           justification_required: cred_justification_required!,
           large_write_rows: cred_large_write_rows!,
           risk_reviews: cred_risk_reviews!,
+          undo_max_rows: cred_undo_max_rows!,
           created_at: cred_created_at!,
           updated_at: cred_updated_at!,
         };

@@ -42,6 +42,11 @@ export interface QueryRequestRow {
   risk_why: string | null;
   /** Only approvals of people holding this role (or a higher one) count; null: anyone eligible. */
   approver_role: 'admin' | 'super_admin' | null;
+  /** An undo request: the executed request whose saved rows it puts back (governance/undo/). */
+  undo_of: string | null;
+  /** The revision whose preview said undo is unavailable (too many rows), so it runs without backup. */
+  undo_unavailable_revision: number | null;
+  undo_note: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -59,8 +64,17 @@ export interface ReviewRow {
 
 export type RequestInsert = Omit<
   QueryRequestRow,
-  'revision' | 'result_command' | 'result_rows' | 'error' | 'executed_at' | 'created_at' | 'updated_at'
->;
+  | 'revision'
+  | 'result_command'
+  | 'result_rows'
+  | 'error'
+  | 'executed_at'
+  | 'created_at'
+  | 'updated_at'
+  | 'undo_of'
+  | 'undo_unavailable_revision'
+  | 'undo_note'
+> & { undo_of?: string | null };
 
 /** Columns a transition may change. */
 export type RequestChanges = Partial<
@@ -83,6 +97,8 @@ export type RequestChanges = Partial<
     | 'result_rows'
     | 'error'
     | 'executed_at'
+    | 'undo_unavailable_revision'
+    | 'undo_note'
   >
 >;
 
@@ -104,6 +120,8 @@ const CHANGE_COLUMNS = [
   'result_rows',
   'error',
   'executed_at',
+  'undo_unavailable_revision',
+  'undo_note',
 ] as const satisfies readonly (keyof RequestChanges)[];
 
 export async function insertRequest(sql: Tx, r: RequestInsert): Promise<QueryRequestRow> {

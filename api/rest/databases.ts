@@ -189,6 +189,7 @@ export function presentDatabase(
       justification_required: c.justification_required,
       large_write_rows: c.large_write_rows,
       risk_reviews: c.risk_reviews,
+      undo_max_rows: c.undo_max_rows,
     })),
     inserted_at: db.inserted_at.toISOString(),
     updated_at: db.updated_at.toISOString(),

@@ -14,6 +14,7 @@ import {
   reviewInbox,
   reviewRequest,
   runRequest,
+  undoRequest,
 } from '../../governance/requests.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate } from '../middleware/auth.ts';
@@ -212,6 +213,21 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     review('comment'),
   );
   app.post(
+    '/:id/undo',
+    doc(
+      'Query requests',
+      'Undo an executed write: opens a new request with its inverse, reviewed like any write',
+      {
+        auth: ['apiKey', 'bearer', 'session'],
+        status: 201,
+      },
+    ),
+    async (c) => {
+      const view = await undoRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id'));
+      return c.json(presentRequest(view), 201);
+    },
+  );
+  app.post(
     '/:id/run',
     doc('Query requests', 'Run an approved request (or bypass, super admins)', {
       auth: ['apiKey', 'bearer', 'session'],
@@ -246,7 +262,7 @@ function presentResult(r: QueryResult) {
 
 /** A query request as the API shows it; listings leave out reviews and approval counts. */
 export function presentRequest(
-  { request: r, reviews, validApprovals, preview, requirement }: RequestView,
+  { request: r, reviews, validApprovals, preview, requirement, undo }: RequestView,
   full = true,
 ) {
   const required = requirement?.reviews_required ?? r.reviews_required;
@@ -262,6 +278,7 @@ export function presentRequest(
     params: r.params,
     classification: r.classification,
     justification: r.justification,
+    undo_of: r.undo_of,
     revision: r.revision,
     status: r.status,
     reviews_required: required,
@@ -287,6 +304,7 @@ export function presentRequest(
             summary: `${validApprovals.length} of ${required} approval${required === 1 ? '' : 's'}`,
           },
           ...(preview !== undefined ? { preview } : {}),
+          ...(undo !== undefined ? { undo } : {}),
           reviews: reviews.map((x) => ({
             id: x.id,
             user_id: x.user_id,

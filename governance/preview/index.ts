@@ -6,6 +6,7 @@
 import type { QueryResult } from '../../adapters/types.ts';
 import { recordEvent } from '../../audit/events.ts';
 import { readDbSchema } from '../../sql/catalog.ts';
+import { findDatabase, listCredentials } from '../../store/databases.ts';
 import type { QueryRequestRow } from '../../store/query-requests.ts';
 import { resolveTarget } from '../access.ts';
 import { poolFor } from '../connections.ts';
@@ -13,6 +14,7 @@ import { DEFAULT_TIMEOUT_SECONDS } from '../execute.ts';
 import { decodeParams } from '../params.ts';
 import { planProtection } from '../protection/index.ts';
 import type { GovernanceDeps, QueryActor } from '../types.ts';
+import { type UndoState, undoPreviewNote, undoState } from '../undo/index.ts';
 import { type Risk, riskOf } from './risk.ts';
 import { PREVIEW_ROWS, type PreviewPlan, previewPlan } from './statements.ts';
 
@@ -35,6 +37,8 @@ export interface WritePreview {
   note: string | null;
   /** How risky the write is (risk.ts), and why. */
   risk: Risk;
+  /** Whether the write can be undone once it ran (governance/undo/), said before it is approved. */
+  undo?: UndoState;
 }
 
 /** The preview of a pending write as `reader` may see it; null for a read. */
@@ -44,7 +48,10 @@ export async function previewRequest(
   reader: QueryActor,
 ): Promise<WritePreview | null> {
   if (request.classification !== 'write') return null;
-  const preview = await computePreview(deps, request, reader);
+  const preview = request.undo_of
+    ? await undoPreview(deps, request)
+    : await computePreview(deps, request, reader);
+  if (!request.undo_of) preview.undo = await undoFor(deps, request, preview.count);
   // Who read which rows of a pending write, and what risk it showed, is part of the request's record.
   await recordEvent(deps.sql, {
     orgId: request.org_id,
@@ -160,6 +167,32 @@ export async function computePreview(
       };
     return { ...out, note: `the preview could not be read: ${e.detail ?? e.message ?? 'error'}` };
   }
+}
+
+/** An undo request shows how many kept rows it puts back, never their values. */
+async function undoPreview(deps: GovernanceDeps, request: QueryRequestRow): Promise<WritePreview> {
+  const { count, note } = await undoPreviewNote(deps, request);
+  return {
+    status: 'count',
+    computed_at: new Date().toISOString(),
+    verb: /^\s*insert/i.test(request.statement) ? 'INSERT' : 'UPDATE',
+    count,
+    columns: [],
+    before: [],
+    after: [],
+    assigned: [],
+    definition: [],
+    note,
+    risk: { level: 'ordinary', why: 'puts back rows an approved write changed' },
+  };
+}
+
+/** Undo as reviewers see it, judged with the request's own credential (the catalog only). */
+async function undoFor(deps: GovernanceDeps, request: QueryRequestRow, count: number | null) {
+  const db = await findDatabase(deps.sql, request.org_id, request.database_id);
+  const cred = db && (await listCredentials(deps.sql, [db.id])).find((c) => c.id === request.credential_id);
+  if (!db || !cred) return undefined;
+  return undoState(deps, request, db, cred, count);
 }
 
 /** Splits the preview rows into the target's columns before and after the SET expressions. */

@@ -479,6 +479,8 @@ const NOT_WALKED: Record<string, string> = {
   'POST /console/saved/:id/delete':
     'a person’s saved query: their workspace, not the organization’s settings',
   'POST /set-password': 'records user.password_set (test/identity/people.test.ts)',
+  'POST /api/v1/desk/query-requests/:id/undo':
+    'records query_request.undo_requested with the new request (test/governance/undo.test.ts)',
   'POST /oauth/register': 'OAuth client registration (RFC 7591): no organization yet',
   'POST /oauth/authorize': 'a person’s consent to an AI client, for themselves',
   'POST /oauth/token': 'token exchange (RFC 6749): issues, changes no setting',
@@ -509,6 +511,7 @@ const NOT_WALKED: Record<string, string> = {
   'POST /console': 'runs a query: a query entry',
   'POST /workflows/:id/run': 'a run (as its REST route)',
   'POST /reviews/:id/run': 'a run is a query entry',
+  'POST /reviews/:id/undo': 'the same domain function as the REST undo',
   'POST /runs/:workflowId/:runId/rerun': 'records run.rerun (test/workflows/run-view.test.ts)',
   'POST /runs/:workflowId/:runId/retry': 'records run.retry (the domain function of the REST route)',
   'POST /runs/:workflowId/:runId/cancel': 'run control (as the REST route)',

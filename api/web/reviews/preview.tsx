@@ -52,6 +52,13 @@ export function PreviewCard(props: { p: WritePreview; level?: string | null }) {
           <ResultTable columns={p.columns} rows={p.after} />
         </>
       ) : null}
+      {p.undo ? (
+        <p class="muted" data-undo={p.undo.available ? 'available' : 'unavailable'}>
+          {p.undo.available
+            ? `Undo: the rows it touches are kept before it runs (up to ${p.undo.max_rows}), so it can be undone.`
+            : p.undo.note}
+        </p>
+      ) : null}
       {p.definition.map((d) => (
         <p>
           Current definition of <code>{d.relation}</code>:{' '}

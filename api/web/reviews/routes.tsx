@@ -10,6 +10,8 @@ import {
   reviewInbox,
   reviewRequest,
   runRequest,
+  undoableRequests,
+  undoRequest,
 } from '../../../governance/requests.ts';
 import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
@@ -32,6 +34,7 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
       listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
     ]);
     // No write preview here: each is read (and audited) on the request's own page.
+    const undoable = await undoableRequests(gov, p.orgId, actor);
     const ctx = {
       reviews: inbox.reviews,
       revisions: inbox.revisions,
@@ -53,6 +56,7 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
       <ReviewsPage
         waiting={inbox.waiting}
         mine={inbox.mine}
+        undoable={undoable}
         workflowApprovals={workflowApprovals}
         ctx={ctx}
         notice={c.req.query('notice')}
@@ -123,6 +127,21 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
       '/reviews',
       'notice',
       `Saved revision ${out.value.request.revision} of ${c.req.param('id')}.`,
+    );
+  });
+
+  // Opens the undo of an executed write as a new request (governance/undo/).
+  app.post('/reviews/:id/undo', async (c) => {
+    const p = c.get('principal');
+    const out = await attempt(() =>
+      undoRequest(gov, p.orgId, { actor: pageActor(c), origin: 'user' }, c.req.param('id')),
+    );
+    if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
+    return redirectWith(
+      c,
+      '/reviews',
+      'notice',
+      `Opened ${out.value.request.id}, the undo of ${c.req.param('id')}; it waits for its reviews.`,
     );
   });
 

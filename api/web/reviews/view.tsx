@@ -1,5 +1,6 @@
 import type { WritePreview } from '../../../governance/preview/index.ts';
 import type { Requirement } from '../../../governance/risk-rules.ts';
+import type { UndoOffer } from '../../../governance/undo/index.ts';
 import type { QueryRequestRow, ReviewRow, RevisionRow } from '../../../store/query-requests.ts';
 import type { Role } from '../../../store/users.ts';
 import { Badge, Csrf, Flash, when } from '../kit/components.tsx';
@@ -25,6 +26,8 @@ export interface ReviewContext {
 export function ReviewsPage(props: {
   waiting: QueryRequestRow[];
   mine: QueryRequestRow[];
+  /** Executed writes whose kept rows can still be put back. */
+  undoable?: Array<{ request: QueryRequestRow; undo: UndoOffer }>;
   /** Workflow runs waiting on an approval this person may give. */
   workflowApprovals: Array<{
     runId: string;
@@ -66,6 +69,9 @@ export function ReviewsPage(props: {
       {props.mine.map((r) => (
         <RequestCard r={r} ctx={props.ctx} mine={true} />
       ))}
+      {props.undoable && props.undoable.length > 0 ? (
+        <UndoList items={props.undoable} ctx={props.ctx} />
+      ) : null}
     </section>
   );
 }
@@ -178,7 +184,8 @@ function OwnActions(props: { r: QueryRequestRow; ctx: ReviewContext; base: strin
           </button>
         </form>
       ) : null}
-      {r.status === 'pending' || r.status === 'approved' || r.status === 'rejected' ? (
+      {/* An undo's statement is bound to the rows it puts back: it is never edited (governance/undo/). */}
+      {!r.undo_of && (r.status === 'pending' || r.status === 'approved' || r.status === 'rejected') ? (
         <details>
           <summary>Edit the SQL (voids the approvals given so far)</summary>
           <form method="post" action={`${props.base}/edit`}>
@@ -250,6 +257,42 @@ function RequirementLine(props: {
             : 'anyone with access but the author'}
       </span>
     </p>
+  );
+}
+
+/**
+ * Executed writes that can be undone. Only the statement and how many rows were kept are shown:
+ * the kept values are sealed, and the undo request binds them when it runs.
+ */
+function UndoList(props: {
+  items: Array<{ request: QueryRequestRow; undo: UndoOffer }>;
+  ctx: ReviewContext;
+}) {
+  return (
+    <>
+      <h2>Executed writes you can undo ({props.items.length})</h2>
+      {props.items.map(({ request: r, undo }) => (
+        <article class="card wide" id={`undo-${r.id}`}>
+          <p>
+            <Badge status={r.status} />{' '}
+            <strong>{props.ctx.databases[r.database_id]?.name ?? r.database_id}</strong>{' '}
+            <span class="muted">
+              by {props.ctx.emails[r.author_user_id] ?? r.author_user_id} · {r.id}
+              {r.executed_at ? ` · ran ${when(r.executed_at)}` : ''}
+            </span>
+          </p>
+          <pre>{r.statement}</pre>
+          <p class="muted small">
+            {undo.rows} row(s) kept until {undo.expires_at ? when(new Date(undo.expires_at)) : '—'}. Undo
+            opens a new request with the inverse statement; it runs only once reviewed.
+          </p>
+          <form method="post" action={`/reviews/${r.id}/undo`} class="inline">
+            <Csrf token={props.ctx.csrf} />
+            <button type="submit">Undo</button>
+          </form>
+        </article>
+      ))}
+    </>
   );
 }
 

@@ -1,0 +1,220 @@
+// The SQL of undo, built from the write's own parse tree: the read that keeps the rows an UPDATE
+// or DELETE touches (its FROM and WHERE, locked FOR UPDATE), and the inverse statements that put
+// them back. No value is ever written into a statement's text: the kept rows are bound as one
+// parameter, a JSON document, when the inverse runs.
+import type { AdapterName } from '../../adapters/types.ts';
+import { isObj, nameOf, type Obj } from '../../sql/mysql-tree.ts';
+import { astify, deparsePostgres, loadPostgresParser, parsePostgres, sqlParser } from '../../sql/parse.ts';
+import { as, type Fields, kindOf, list } from '../../sql/pg-tree.ts';
+
+/** The table a write changes, and how to read the rows it touches. */
+export type WriteTarget =
+  | {
+      kind: 'target';
+      verb: 'UPDATE' | 'DELETE';
+      schema: string | null;
+      name: string;
+      /** Columns the UPDATE sets. */
+      assigned: string[];
+      /** The read of the touched rows, given the table's columns (MySQL lists them; Postgres needs none). */
+      select(columns: string[]): string;
+    }
+  | { kind: 'none'; reason: string };
+
+export async function writeTarget(adapter: AdapterName, statement: string): Promise<WriteTarget> {
+  try {
+    if (adapter === 'postgres') return await postgresTarget(statement);
+    if (adapter === 'mysql') return mysqlTarget(statement);
+  } catch {
+    return { kind: 'none', reason: 'the statement could not be read' };
+  }
+  return { kind: 'none', reason: `undo is not offered on ${adapter}` };
+}
+
+const ONLY_UPDATE_DELETE = 'undo is offered for UPDATE and DELETE only';
+
+async function postgresTarget(statement: string): Promise<WriteTarget> {
+  await loadPostgresParser();
+  const stmts = parsePostgres(statement, { copy: true }).stmts ?? [];
+  if (stmts.length !== 1) return { kind: 'none', reason: 'undo is offered for one statement only' };
+  const stmt = stmts[0]!.stmt;
+  const kind = kindOf(stmt) ?? '';
+  if (kind !== 'UpdateStmt' && kind !== 'DeleteStmt') return { kind: 'none', reason: ONLY_UPDATE_DELETE };
+  const f = (stmt as Record<string, Fields>)[kind] ?? {};
+  if (f.withClause) return { kind: 'none', reason: 'a write with WITH has no undo' };
+  const rel = f.relation as Fields;
+  const alias = isObj(rel.alias) ? String((rel.alias as Fields).aliasname) : String(rel.relname);
+  const from = [{ RangeVar: rel }, ...list(kind === 'UpdateStmt' ? f.fromClause : f.usingClause)];
+  const assigned: string[] = [];
+  // The row as JSON text: every type keeps its exact text form (numeric digits, microseconds,
+  // bytea hex), which jsonb_populate_recordset reads back into the same values.
+  const row = {
+    TypeCast: {
+      arg: {
+        FuncCall: {
+          funcname: [{ String: { sval: 'to_jsonb' } }],
+          args: [{ ColumnRef: { fields: [{ String: { sval: alias } }, { A_Star: {} }] } }],
+          funcformat: 'COERCE_EXPLICIT_CALL',
+        },
+      },
+      typeName: { names: [{ String: { sval: 'text' } }], typemod: -1 },
+    },
+  };
+  const targets: unknown[] = [{ ResTarget: { name: 'saved_row', val: row } }];
+  for (const t of list(f.targetList)) {
+    const rt = as(t, 'ResTarget')!;
+    if (rt.indirection || as(rt.val, 'MultiAssignRef'))
+      return { kind: 'none', reason: 'this SET form has no undo' };
+    assigned.push(String(rt.name));
+    // The SET expressions are read too, so the write's parameters all have a place in the read.
+    if (!as(rt.val, 'SetToDefault'))
+      targets.push({ ResTarget: { name: `set:${String(rt.name)}`, val: rt.val } });
+  }
+  const text = deparsePostgres({
+    stmts: [
+      {
+        stmt: {
+          SelectStmt: {
+            targetList: targets,
+            fromClause: from,
+            ...(f.whereClause ? { whereClause: f.whereClause } : {}),
+            lockingClause: [
+              {
+                LockingClause: {
+                  lockedRels: [{ RangeVar: { relname: alias, inh: true, relpersistence: 'p' } }],
+                  strength: 'LCS_FORUPDATE',
+                  waitPolicy: 'LockWaitBlock',
+                },
+              },
+            ],
+            limitOption: 'LIMIT_OPTION_DEFAULT',
+            op: 'SETOP_NONE',
+          },
+        },
+      },
+    ],
+  });
+  return {
+    kind: 'target',
+    verb: kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE',
+    schema: typeof rel.schemaname === 'string' ? rel.schemaname : null,
+    name: String(rel.relname),
+    assigned,
+    select: () => text,
+  };
+}
+
+function mysqlTarget(statement: string): WriteTarget {
+  const ast = astify(statement, 'MariaDB', { copy: true });
+  const stmts = Array.isArray(ast) ? ast : [ast];
+  if (stmts.length !== 1 || !isObj(stmts[0]))
+    return { kind: 'none', reason: 'undo is offered for one statement only' };
+  const s = stmts[0] as Obj;
+  if ((s.type !== 'update' && s.type !== 'delete') || s.with)
+    return { kind: 'none', reason: ONLY_UPDATE_DELETE };
+  const from = s.type === 'update' ? s.table : s.from;
+  const first = list(from)[0];
+  if (list(from).length !== 1 || !isObj(first) || s.orderby || s.limit)
+    return { kind: 'none', reason: 'a multi-table write or one with ORDER BY or LIMIT has no undo' };
+  const alias = nameOf(first.as) ?? nameOf(first.table) ?? '';
+  const assigned: string[] = [];
+  const sets: unknown[] = [];
+  for (const a of list(s.set)) {
+    if (!isObj(a)) continue;
+    assigned.push(String(a.column));
+    sets.push({ expr: a.value, as: `set:${String(a.column)}` });
+  }
+  const marker = 'SELECT 1 AS `saved_marker`';
+  const printed = sqlParser().sqlify(
+    {
+      type: 'select',
+      columns: [{ expr: { type: 'number', value: 1 }, as: 'saved_marker' }, ...sets],
+      from,
+      where: s.where ?? null,
+    } as never,
+    { database: 'MariaDB' },
+  );
+  if (!printed.startsWith(marker)) return { kind: 'none', reason: 'the statement could not be read' };
+  return {
+    kind: 'target',
+    verb: s.type === 'update' ? 'UPDATE' : 'DELETE',
+    schema: nameOf(first.db),
+    name: nameOf(first.table) ?? '',
+    assigned,
+    // Each value as the hex of its bytes: exact for every type (digits, fractions of seconds,
+    // binary), and put back with UNHEX, which the column converts as it would the text.
+    select: (columns) =>
+      `SELECT ${columns.map((c) => `HEX(CAST(${myId(alias)}.${myId(c)} AS BINARY))`).join(', ')}${printed.slice(marker.length)} FOR UPDATE`,
+  };
+}
+
+export const myId = (s: string) => `\`${s.replace(/`/g, '``')}\``;
+export const pgId = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+/** What the inverse of a kept write needs to know about it. */
+export interface SavedWrite {
+  verb: 'UPDATE' | 'DELETE';
+  schema: string;
+  name: string;
+  keys: string[];
+  columns: string[];
+  assigned: string[];
+}
+
+/**
+ * The inverse of a kept write, with one parameter: the kept rows. A DELETE is undone by
+ * inserting the rows again, an UPDATE by setting the columns it set back, by primary key.
+ */
+export function inverseStatement(adapter: AdapterName, w: SavedWrite): string {
+  if (adapter === 'postgres') {
+    const rel = `${pgId(w.schema)}.${pgId(w.name)}`;
+    const rows = `jsonb_populate_recordset(NULL::${rel}, $1::jsonb)`;
+    if (w.verb === 'DELETE') {
+      const cols = w.columns.map(pgId).join(', ');
+      return `INSERT INTO ${rel} (${cols}) OVERRIDING SYSTEM VALUE SELECT ${cols} FROM ${rows}`;
+    }
+    const set = w.assigned.map((c) => `${pgId(c)} = undo_saved.${pgId(c)}`).join(', ');
+    const on = w.keys.map((k) => `undo_target.${pgId(k)} = undo_saved.${pgId(k)}`).join(' AND ');
+    return `UPDATE ${rel} AS undo_target SET ${set} FROM ${rows} AS undo_saved WHERE ${on}`;
+  }
+  const rel = `${myId(w.schema)}.${myId(w.name)}`;
+  const at = (c: string) => `v${w.columns.indexOf(c)}`;
+  const table = `JSON_TABLE(?, '$[*]' COLUMNS (${w.columns.map((_c, i) => `v${i} LONGTEXT PATH '$.v${i}'`).join(', ')})) AS undo_saved`;
+  if (w.verb === 'DELETE') {
+    const cols = w.columns.map(myId).join(', ');
+    return `INSERT INTO ${rel} (${cols}) SELECT ${w.columns.map((c) => `UNHEX(undo_saved.${at(c)})`).join(', ')} FROM ${table}`;
+  }
+  const on = w.keys.map((k) => `undo_target.${myId(k)} = UNHEX(undo_saved.${at(k)})`).join(' AND ');
+  const set = w.assigned.map((c) => `undo_target.${myId(c)} = UNHEX(undo_saved.${at(c)})`).join(', ');
+  return `UPDATE ${rel} AS undo_target JOIN ${table} ON ${on} SET ${set}`;
+}
+
+/**
+ * The kept rows as the inverse's parameter. Postgres keeps each row's JSON text; MySQL its hex
+ * values, as objects without the NULL ones (JSON_TABLE reads a missing key as NULL).
+ */
+export function savedRowsDocument(
+  adapter: AdapterName,
+  w: SavedWrite,
+  rows: unknown[][],
+): { json: string; count: number } {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const r of rows) {
+    let doc: string;
+    if (adapter === 'postgres') doc = String(r[0]);
+    else {
+      const o: Record<string, string> = {};
+      w.columns.forEach((_, i) => {
+        if (r[i] !== null && r[i] !== undefined) o[`v${i}`] = String(r[i]);
+      });
+      doc = JSON.stringify(o);
+    }
+    // A row joined more than once (UPDATE … FROM) is kept once.
+    if (!seen.has(doc)) {
+      seen.add(doc);
+      out.push(doc);
+    }
+  }
+  return { json: `[${out.join(',')}]`, count: out.length };
+}
