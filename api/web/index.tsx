@@ -8,6 +8,7 @@ import { confirmationRules } from './confirmations.ts';
 import { consolePageRoutes } from './console/routes.tsx';
 import { dashboardPageRoutes } from './dashboards/routes.tsx';
 import { databasePageRoutes } from './databases/routes.tsx';
+import { homePageRoutes } from './home/routes.tsx';
 import { confirmDestructive } from './kit/confirm.tsx';
 import { type PageEnv, pageSession } from './kit/page-context.tsx';
 import { organizationPageRoutes } from './organization/routes.tsx';
@@ -23,6 +24,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
   const signedIn = pageSession(deps.sql);
   for (const path of [
     '/',
+    '/first-run/*',
     '/dashboards',
     '/dashboards/*',
     '/console',
@@ -49,7 +51,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
   for (const path of ['/people/*', '/databases/*', '/organization/*', '/settings/*', '/workflows/*'])
     app.use(path, askFirst);
 
-  app.get('/', (c) => c.redirect('/dashboards', 302));
+  app.route('/', homePageRoutes(deps));
   app.route('/', dashboardPageRoutes(deps));
   app.route('/', consolePageRoutes(deps));
   app.route('/', workflowPageRoutes(deps));

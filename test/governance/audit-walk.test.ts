@@ -490,6 +490,9 @@ const NOT_WALKED: Record<string, string> = {
   'POST /databases/:id/policies': 'the same domain function as the REST policy create',
   'POST /databases/:id/policies/:pid/assignments': 'the same domain function as the REST assignments',
   'POST /databases/:id/policies/:pid/delete': 'the same domain function as the REST policy delete',
+  'POST /databases/:id/policies/preview':
+    'records policy.previewed beside the query run as the person (test/browser/guidance.test.ts)',
+  'POST /first-run/dismiss': 'a person hides their own first-run checklist: a preference, not a setting',
   'POST /databases': 'the same domain function as POST /api/v1/desk/databases',
   'POST /databases/:id': 'the same domain function as PATCH /api/v1/desk/databases/:id',
   'POST /databases/:id/delete': 'the same domain function as DELETE /api/v1/desk/databases/:id',
