@@ -81,6 +81,8 @@ const shot = (page: Page, name: string) =>
 
 /** The error shown for a control, found the way assistive technology finds it: aria-describedby. */
 async function errorOf(control: Locator): Promise<string> {
+  // Errors show once the person leaves the field (or saves), not while they type.
+  await control.blur();
   await expect.poll(() => control.getAttribute('aria-invalid'), { timeout: 5000 }).toBe('true');
   const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ');
   const page = control.page();

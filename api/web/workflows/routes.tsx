@@ -26,6 +26,7 @@ import {
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
+import { RUN_STARTED_NOTICE } from '../runs/view.tsx';
 import { WorkflowEditor } from './editor.tsx';
 import { WorkflowList, WorkflowPage } from './view.tsx';
 
@@ -93,7 +94,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
       return startRun(deps, p, id, typedInputs(wf, inputs, true));
     });
     if (!out.ok) return redirectWith(c, `/workflows/${id}`, 'error', out.error.detail);
-    return redirectWith(c, `/runs/${id}/${out.value}`, 'notice', 'The workflow run started.');
+    return redirectWith(c, `/runs/${id}/${out.value}`, 'notice', RUN_STARTED_NOTICE);
   });
 
   app.post('/workflows/:id/archive', adminsOnly, async (c) => {
