@@ -8,7 +8,7 @@ import { confirmationRules } from './confirmations.ts';
 import { consolePageRoutes } from './console/routes.tsx';
 import { dashboardPageRoutes } from './dashboards/routes.tsx';
 import { databasePageRoutes } from './databases/routes.tsx';
-import { homePageRoutes } from './home/routes.tsx';
+import { firstRunBanner, firstRunPageRoutes } from './first-run/routes.tsx';
 import { confirmDestructive } from './kit/confirm.tsx';
 import { type PageEnv, pageSession } from './kit/page-context.tsx';
 import { organizationPageRoutes } from './organization/routes.tsx';
@@ -51,7 +51,10 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
   for (const path of ['/people/*', '/databases/*', '/organization/*', '/settings/*', '/workflows/*'])
     app.use(path, askFirst);
 
-  app.route('/', homePageRoutes(deps));
+  app.get('/', (c) => c.redirect('/dashboards', 302));
+  // The landing page carries the first-run checklist for admins still setting up.
+  app.use('/dashboards', firstRunBanner(deps));
+  app.route('/', firstRunPageRoutes(deps));
   app.route('/', dashboardPageRoutes(deps));
   app.route('/', consolePageRoutes(deps));
   app.route('/', workflowPageRoutes(deps));
