@@ -200,7 +200,7 @@ export function StepTemplate(props: { kind: string; label: string; e: PickerData
         <People
           field="permissions"
           legend="Approvers"
-          hint="Nobody ticked: any person other than who started the run."
+          hint="Nobody ticked: any admin other than who started the run."
           people={props.e.people}
         />
       </>
