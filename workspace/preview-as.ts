@@ -3,11 +3,12 @@
 // database, their credential grants, their data-protection policy, the credential's review rule —
 // so the preview cannot disagree with what the person's own queries return. An admin's action,
 // recorded as `policy.previewed` beside the pipeline's own entry for the query it ran.
+import * as v from 'valibot';
 import type { AdapterName, QueryResult, SchemaTable } from '../adapters/types.ts';
 import { actorIsAdmin, type Caller } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
-import { AppError, forbidden, notFound } from '../core/errors.ts';
-import { type PolicyPreview, previewPolicy } from '../governance/policy-preview.ts';
+import { AppError, forbidden, validationFailed } from '../core/errors.ts';
+import { type PolicyPreview, previewPolicy, previewTables } from '../governance/policy-preview.ts';
 import { runGovernedQuery } from '../governance/query.ts';
 import type { GovernanceDeps } from '../governance/types.ts';
 import { getDatabase } from '../registry/databases.ts';
@@ -54,15 +55,22 @@ export function sampleStatement(adapter: AdapterName, table: { schema: string; n
 export async function previewRowsAs(
   deps: GovernanceDeps,
   caller: Caller,
-  input: { databaseId: string; userId: string; table: SchemaTable },
+  input: { databaseId: string; userId: string; table: string },
 ): Promise<RowsPreview> {
   if (!actorIsAdmin(caller.actor)) throw forbidden('only admins preview what another person sees');
   // The admin must see the database themselves: a preview is no way into a restricted one.
   const { db, credentials } = await getDatabase(deps.sql, caller.orgId, caller.actor, input.databaseId);
   const person = await findUserById(deps.sql, input.userId);
-  if (!person || person.org_id !== caller.orgId || person.deleted_at) throw notFound('no such person');
+  if (!person || person.org_id !== caller.orgId || person.deleted_at)
+    throw validationFailed([{ path: 'user_id', message: 'no such person in this organization' }]);
+  // Only a table the database has (as its default credential reads the schema) is named in SQL.
+  const home = credentials.find((c) => c.default_credential) ?? credentials[0];
+  const tables = home ? await previewTables(deps, db, home) : [];
+  const found = tables.find((t) => `${t.schema}.${t.name}` === input.table);
+  if (!found) throw validationFailed([{ path: 'table', message: `no table ${input.table} in ${db.name}` }]);
+  const table: SchemaTable = found;
   const actor = { kind: 'user' as const, userId: person.id, role: person.role };
-  const statement = sampleStatement(db.adapter, input.table);
+  const statement = sampleStatement(db.adapter, table);
   let out: RowsPreview;
   let auditId: string | null = null;
   if (person.disabled_at) out = { status: 'refused', reason: 'this person is disabled and cannot sign in' };
@@ -81,7 +89,7 @@ export async function previewRowsAs(
       auditId = ran.auditId ?? null;
       const cred = credentials.find((c) => c.id === ran.credentialId) ?? credentials[0];
       const described: PolicyPreview | null = cred
-        ? await previewPolicy(deps, { orgId: caller.orgId, db, cred, person: actor, table: input.table })
+        ? await previewPolicy(deps, { orgId: caller.orgId, db, cred, person: actor, table })
         : null;
       const byName = new Map((described?.columns ?? []).map((c) => [c.name, MARK[c.treatment] ?? null]));
       out = {
@@ -99,7 +107,7 @@ export async function previewRowsAs(
       };
     }
   }
-  const table = `${input.table.schema}.${input.table.name}`;
+  const name = `${table.schema}.${table.name}`;
   await recordEvent(deps.sql, {
     orgId: caller.orgId,
     actor: caller.actor,
@@ -109,15 +117,21 @@ export async function previewRowsAs(
     subject: {
       database_id: db.id,
       user_id: person.id,
-      table,
+      table: name,
       rows: out.status === 'rows' ? out.result.rows.length : null,
       query_audit_id: auditId,
     },
     outcome: out.status === 'rows' ? 'allowed' : 'denied',
     detail:
       out.status === 'rows'
-        ? `previewed ${table} as ${person.email}: ${out.result.rows.length} row(s)`
-        : `previewed ${table} as ${person.email}: refused (${out.reason})`,
+        ? `previewed ${name} as ${person.email}: ${out.result.rows.length} row(s)`
+        : `previewed ${name} as ${person.email}: refused (${out.reason})`,
   });
   return out;
 }
+
+/** The REST body: whom to preview as, and which table ("schema.table" as the schema lists it). */
+export const PreviewAs = v.object({
+  user_id: v.pipe(v.string(), v.minLength(1, 'user_id is required')),
+  table: v.pipe(v.string(), v.minLength(1, 'table is required'), v.maxLength(400)),
+});

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../identity/manage.ts';
+import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { newId } from '../../store/ids.ts';
 import { firstOrganization } from '../../store/users.ts';
 import { servers } from '../harness/servers.ts';
@@ -218,6 +218,44 @@ describe('the policy preview with data', () => {
     expect(await onPhone.locator('td[data-protection="masked"]').count()).toBe(3);
     expect(await axe(phone)).toEqual([]);
     await phone.screenshot({ path: `${SHOTS}policy-preview-phone.png`, fullPage: true });
+  });
+
+  it('answers the same through REST: rows and marks for an admin, 422 naming a bad table, 403 for a member', async () => {
+    const ask = (headers: Record<string, string>, body: unknown) =>
+      svc.fetch(`/api/v1/desk/databases/${dbId}/policies/preview`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+    const key = { 'x-api-key': svc.apiKey };
+    const res = await ask(key, { user_id: member.id, table: `public.${TABLE}` });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      status: string;
+      columns: string[];
+      marks: unknown[];
+      rows: unknown[][];
+    };
+    expect(body).toMatchObject({
+      status: 'rows',
+      columns: ['id', 'name', 'email'],
+      marks: [null, null, 'mask'],
+    });
+    expect(body.rows).toHaveLength(3);
+    expect(JSON.stringify(body.rows)).not.toContain('ada@example.test');
+    const bad = await ask(key, { user_id: member.id, table: 'public.no_such_table' });
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { errors: Array<{ path: string }> }).errors[0]!.path).toBe('table');
+    const { secret } = await createPersonalToken(svc.deps.sql, {
+      userId: member.id,
+      name: 't',
+      expiresAt: null,
+    });
+    const refused = await ask(
+      { authorization: `Bearer ${secret}` },
+      { user_id: member.id, table: `public.${TABLE}` },
+    );
+    expect(refused.status).toBe(403);
   });
 
   it('gives the reason instead of rows for a person without access to the database', async () => {

@@ -183,7 +183,11 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
         table,
       });
     if (withRows && person && table)
-      rows = await previewRowsAs(deps, pageCaller(c), { databaseId: db.id, userId: person.id, table });
+      rows = await previewRowsAs(deps, pageCaller(c), {
+        databaseId: db.id,
+        userId: person.id,
+        table: `${table.schema}.${table.name}`,
+      });
     return render(
       c,
       'databases',
