@@ -492,6 +492,8 @@ const NOT_WALKED: Record<string, string> = {
   'POST /databases/:id/policies/:pid/delete': 'the same domain function as the REST policy delete',
   'POST /databases/:id/policies/preview':
     'records policy.previewed beside the query run as the person (test/browser/guidance.test.ts)',
+  'POST /api/v1/desk/databases/:id/policies/preview':
+    'records policy.previewed beside the query run as the person (test/browser/guidance.test.ts)',
   'POST /first-run/dismiss': 'a person hides their own first-run checklist: a preference, not a setting',
   'POST /databases': 'the same domain function as POST /api/v1/desk/databases',
   'POST /databases/:id': 'the same domain function as PATCH /api/v1/desk/databases/:id',
