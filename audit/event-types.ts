@@ -102,8 +102,9 @@ export interface EventSubjects {
   'dashboard.updated': Change & { dashboard_id: string };
   'dashboard.deleted': Change & { dashboard_id: string };
   'dashboard.archived': { dashboard_id: string; archived: boolean };
-  'dashboard.grant_added': { dashboard_id: string; user_id: string };
-  'dashboard.grant_removed': { dashboard_id: string; user_id: string };
+  /** Shared with one person (`user_id`) or with everyone holding a role (`role`). */
+  'dashboard.grant_added': { dashboard_id: string } & ({ user_id: string } | { role: string });
+  'dashboard.grant_removed': { dashboard_id: string } & ({ user_id: string } | { role: string });
   // Reading what Temporal holds, and the AI's tools.
   'temporal.payloads_decoded': Open<Record<never, never>>;
   'mcp.tool': { tool: string; arguments: unknown };

@@ -9,13 +9,13 @@ import {
   requireEditor,
   type Viewer,
 } from '../governance/dashboard-access.ts';
-import type { DashboardGrantRow, DashboardRow } from '../store/dashboards.ts';
+import type { DashboardGrantRow, DashboardRoleGrantRow, DashboardRow } from '../store/dashboards.ts';
 import * as store from '../store/dashboards.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { findUserById } from '../store/users.ts';
 import { normalizePanels } from './panels.ts';
-import type { CreateDashboard, UpdateDashboard } from './schema.ts';
+import type { CreateDashboard, RoleGrantBody, UpdateDashboard } from './schema.ts';
 
 export type { Viewer } from '../governance/dashboard-access.ts';
 export { actorOfViewer, canSeeDashboard } from '../governance/dashboard-access.ts';
@@ -149,7 +149,7 @@ export async function grantDashboard(
   return inTransaction(sql, async (tx) => {
     const had = (await store.listDashboardGrants(tx, d.id)).some((g) => g.user_id === userId);
     await store.insertDashboardGrant(tx, { dashboardId: d.id, userId, grantedBy: v.userId });
-    if (!had) await auditDashboardGrant(tx, v, 'dashboard.grant_added', d, userId);
+    if (!had) await auditDashboardGrant(tx, v, 'dashboard.grant_added', d, { user_id: userId });
     return store.listDashboardGrants(tx, d.id);
   });
 }
@@ -159,7 +159,38 @@ export async function revokeDashboard(sql: Tx, v: Viewer, id: string, userId: st
   requireEditor(d, v);
   await inTransaction(sql, async (tx) => {
     if (!(await store.deleteDashboardGrant(tx, d.id, userId))) throw notFound('no grant for this user');
-    await auditDashboardGrant(tx, v, 'dashboard.grant_removed', d, userId);
+    await auditDashboardGrant(tx, v, 'dashboard.grant_removed', d, { user_id: userId });
+  });
+}
+
+export async function listRoleGrants(sql: Tx, v: Viewer, id: string): Promise<DashboardRoleGrantRow[]> {
+  const d = await visibleDashboard(sql, v, id);
+  requireEditor(d, v);
+  return store.listDashboardRoleGrants(sql, d.id);
+}
+
+/** Lets everyone holding `role` see a restricted dashboard; sharing twice changes nothing. */
+export async function shareWithRole(
+  sql: Tx,
+  v: Viewer,
+  id: string,
+  role: RoleGrantBody['role'],
+): Promise<DashboardRoleGrantRow[]> {
+  const d = await visibleDashboard(sql, v, id);
+  requireEditor(d, v);
+  return inTransaction(sql, async (tx) => {
+    if (await store.insertDashboardRoleGrant(tx, { dashboardId: d.id, role, grantedBy: v.userId }))
+      await auditDashboardGrant(tx, v, 'dashboard.grant_added', d, { role });
+    return store.listDashboardRoleGrants(tx, d.id);
+  });
+}
+
+export async function unshareRole(sql: Tx, v: Viewer, id: string, role: string): Promise<void> {
+  const d = await visibleDashboard(sql, v, id);
+  requireEditor(d, v);
+  await inTransaction(sql, async (tx) => {
+    if (!(await store.deleteDashboardRoleGrant(tx, d.id, role))) throw notFound('no grant for this role');
+    await auditDashboardGrant(tx, v, 'dashboard.grant_removed', d, { role });
   });
 }
 
@@ -168,16 +199,17 @@ function auditDashboardGrant(
   v: Viewer,
   event: 'dashboard.grant_added' | 'dashboard.grant_removed',
   d: DashboardRow,
-  userId: string,
+  who: { user_id: string } | { role: string },
 ) {
+  const name = 'role' in who ? `everyone with the ${who.role} role` : who.user_id;
   return recordEvent(tx, {
     orgId: v.orgId,
     actor: actorOfViewer(v),
     origin: 'user',
     event,
-    subject: { dashboard_id: d.id, user_id: userId },
+    subject: { dashboard_id: d.id, ...who },
     outcome: 'allowed',
-    detail: `${userId} ${event === 'dashboard.grant_added' ? 'may see' : 'may no longer see'} ${d.name}`,
+    detail: `${name} ${event === 'dashboard.grant_added' ? 'may see' : 'may no longer see'} ${d.name}`,
   });
 }
 

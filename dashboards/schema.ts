@@ -33,6 +33,8 @@ const Details = v.strictObject({
   __type__: v.literal('query', 'only query panels are supported ("query")'),
   query: nonEmpty(100_000, 'query'),
   credential_id: nonEmpty(40, 'credential_id'),
+  // How the page draws the result: a table, or a line or bar chart of its numeric columns.
+  view: v.optional(v.picklist(['table', 'line', 'bar'], 'view is one of table, line, bar')),
 });
 
 export const PanelBody = v.strictObject({
@@ -63,6 +65,12 @@ export const UpdateDashboard = v.object({
 export type UpdateDashboard = v.InferOutput<typeof UpdateDashboard>;
 
 export const GrantBody = v.object({ user_id: nonEmpty(40, 'user_id') });
+
+/** POST …/role-grants: everyone holding the role sees the restricted dashboard (super admins always do). */
+export const RoleGrantBody = v.object({
+  role: v.picklist(['admin', 'member'], 'role is admin or member'),
+});
+export type RoleGrantBody = v.InferOutput<typeof RoleGrantBody>;
 
 /** POST …/panels/:panelId/run: input values by key; forms send text, so every value is a string. */
 export const RunPanelBody = v.object({

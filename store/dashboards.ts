@@ -20,8 +20,11 @@ export interface Panel {
   title: string;
   inputs: PanelInput[];
   actions: PanelAction[];
-  details: { __type__: 'query'; query: string; credential_id: string };
+  /** `view`: how the page draws a result (a table when absent); charts fall back to a table. */
+  details: { __type__: 'query'; query: string; credential_id: string; view?: PanelViewKind };
 }
+
+export type PanelViewKind = 'table' | 'line' | 'bar';
 
 /** One stored dashboard (store/migrations/0008_dashboards.sql). */
 export interface DashboardRow {
@@ -103,7 +106,9 @@ export async function listDashboards(
       ${
         opts.visibleTo
           ? sql`and (not d.restricted_access or d.created_by = ${opts.visibleTo} or exists (
-              select 1 from dashboard_grants g where g.dashboard_id = d.id and g.user_id = ${opts.visibleTo}))`
+              select 1 from dashboard_grants g where g.dashboard_id = d.id and g.user_id = ${opts.visibleTo})
+              or exists (select 1 from dashboard_role_grants r join users u on u.role = r.role
+                where r.dashboard_id = d.id and u.id = ${opts.visibleTo}))`
           : sql``
       }
     order by d.id
@@ -152,4 +157,44 @@ export async function deleteDashboardGrant(sql: Tx, dashboardId: string, userId:
 type JsonValue = Parameters<Tx['json']>[0];
 function json(value: unknown): JsonValue {
   return value as JsonValue;
+}
+
+/** Roles a restricted dashboard is shared with (store/migrations/0032_dashboard_role_grants.sql). */
+export interface DashboardRoleGrantRow {
+  dashboard_id: string;
+  role: 'admin' | 'member';
+  granted_by: string | null;
+  created_at: Date;
+}
+
+export async function hasDashboardRoleGrant(sql: Tx, dashboardId: string, role: string): Promise<boolean> {
+  const rows = await sql`
+    select 1 from dashboard_role_grants where dashboard_id = ${dashboardId} and role = ${role}`;
+  return rows.length > 0;
+}
+
+export async function listDashboardRoleGrants(
+  sql: Tx,
+  dashboardId: string,
+): Promise<DashboardRoleGrantRow[]> {
+  return sql<DashboardRoleGrantRow[]>`
+    select * from dashboard_role_grants where dashboard_id = ${dashboardId} order by role`;
+}
+
+/** Shares with a role; true when the grant is new (sharing twice changes nothing). */
+export async function insertDashboardRoleGrant(
+  sql: Tx,
+  g: { dashboardId: string; role: string; grantedBy: string | null },
+): Promise<boolean> {
+  const rows = await sql`
+    insert into dashboard_role_grants (dashboard_id, role, granted_by)
+    values (${g.dashboardId}, ${g.role}, ${g.grantedBy})
+    on conflict (dashboard_id, role) do nothing returning 1`;
+  return rows.length === 1;
+}
+
+export async function deleteDashboardRoleGrant(sql: Tx, dashboardId: string, role: string): Promise<boolean> {
+  const rows = await sql`
+    delete from dashboard_role_grants where dashboard_id = ${dashboardId} and role = ${role} returning 1`;
+  return rows.length === 1;
 }

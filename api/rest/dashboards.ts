@@ -8,8 +8,11 @@ import {
   grantDashboard,
   listDashboards,
   listGrants,
+  listRoleGrants,
   revokeDashboard,
   setDashboardArchived,
+  shareWithRole,
+  unshareRole,
   updateDashboard,
 } from '../../dashboards/manage.ts';
 import { findPanel, type PanelOutcome, runAction, runPanel } from '../../dashboards/run.ts';
@@ -17,13 +20,14 @@ import {
   CreateDashboard,
   GrantBody,
   ListDashboards,
+  RoleGrantBody,
   RunActionBody,
   RunPanelBody,
   UpdateDashboard,
 } from '../../dashboards/schema.ts';
 import type { GovernanceDeps } from '../../governance/query.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
-import type { DashboardGrantRow, DashboardRow } from '../../store/dashboards.ts';
+import type { DashboardGrantRow, DashboardRoleGrantRow, DashboardRow } from '../../store/dashboards.ts';
 import type { AppEnv } from '../env.ts';
 import { forbidden } from '../errors.ts';
 import { authenticate } from '../middleware/auth.ts';
@@ -116,6 +120,34 @@ export function dashboardRoutes(deps: Deps): Hono<AppEnv> {
     },
   );
 
+  app.get(
+    '/:id/role-grants',
+    doc('Dashboards', 'List the roles a restricted dashboard is shared with', { auth: ['bearer'] }),
+    async (c) =>
+      c.json({ data: (await listRoleGrants(deps.sql, user(c), c.req.param('id'))).map(presentRoleGrant) }),
+  );
+  app.post(
+    '/:id/role-grants',
+    doc('Dashboards', 'Share a restricted dashboard with everyone holding a role', {
+      auth: ['bearer'],
+      body: RoleGrantBody,
+      status: 201,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, RoleGrantBody);
+      const grants = await shareWithRole(deps.sql, user(c), c.req.param('id'), body.role);
+      return c.json({ data: grants.map(presentRoleGrant) }, 201);
+    },
+  );
+  app.delete(
+    '/:id/role-grants/:role',
+    doc('Dashboards', 'Stop sharing a restricted dashboard with a role', { auth: ['bearer'] }),
+    async (c) => {
+      await unshareRole(deps.sql, user(c), c.req.param('id'), c.req.param('role'));
+      return c.body(null, 204);
+    },
+  );
+
   app.post(
     '/:id/panels/:panelId/run',
     doc('Dashboards', 'Run a query panel through the governed pipeline', {
@@ -177,6 +209,10 @@ function presentGrant(g: DashboardGrantRow) {
     granted_by: g.granted_by,
     created_at: g.created_at.toISOString(),
   };
+}
+
+function presentRoleGrant(g: DashboardRoleGrantRow) {
+  return { role: g.role, granted_by: g.granted_by, created_at: g.created_at.toISOString() };
 }
 
 function presentOutcome(o: PanelOutcome) {

@@ -14,6 +14,7 @@ import { listAgents } from '../../registry/agents.ts';
 import { getDatabase, listDatabases } from '../../registry/databases.ts';
 import { listCredentialAccess, listDatabaseGrants } from '../../registry/grants.ts';
 import type { Role, UserRow } from '../../store/users.ts';
+import { dashboardConfirmations } from './dashboards/confirm-rules.ts';
 import type { ConfirmRule } from './kit/confirm.tsx';
 import { pageActor, pageCaller } from './kit/page-context.tsx';
 
@@ -44,6 +45,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       : `${names(who)} will see ${columns.join(', ') || 'its columns'} in clear.`;
 
   return [
+    ...dashboardConfirmations(deps),
     {
       path: '/databases/:id/policies/:pid/rules/:index/delete',
       roles: ADMINS,

@@ -48,7 +48,14 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     app.use(path, signedIn);
   // Every revoke, delete and remove asks first, saying what will happen (kit/confirm.tsx).
   const askFirst = confirmDestructive(confirmationRules(deps));
-  for (const path of ['/people/*', '/databases/*', '/organization/*', '/settings/*', '/workflows/*'])
+  for (const path of [
+    '/people/*',
+    '/databases/*',
+    '/organization/*',
+    '/settings/*',
+    '/workflows/*',
+    '/dashboards/*',
+  ])
     app.use(path, askFirst);
 
   app.get('/', (c) => c.redirect('/dashboards', 302));

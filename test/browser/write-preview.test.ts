@@ -3,7 +3,7 @@
 // column named); a reviewer under the same policy sees the preview on the review page — the
 // exact count, the row before and after — with the protected column masked.
 import { mkdir } from 'node:fs/promises';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
 import { servers } from '../harness/servers.ts';
@@ -86,8 +86,11 @@ async function submit(page: Page, statement: string): Promise<string> {
     page.waitForLoadState('load'),
     page.click('form[action="/console"] button[type=submit]'),
   ]);
-  return page.locator('main').innerText();
+  return text(page.locator('main'));
 }
+
+// biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what a person reads.
+const text = (l: Locator) => l.innerText();
 
 describe('governed writes in the console and on the review page', () => {
   it('a harmless write waits for review, an exfiltrating one is refused with the column named, the reviewer sees a masked preview', async () => {
@@ -108,8 +111,8 @@ describe('governed writes in the console and on the review page', () => {
     expect(await preview.locator('[data-risk]').getAttribute('data-risk')).toBe('ordinary');
     const tables = preview.locator('table.result-table');
     expect(await tables.count()).toBe(2);
-    const before = await tables.nth(0).locator('tbody tr').first().innerText();
-    const after = await tables.nth(1).locator('tbody tr').first().innerText();
+    const before = await text(tables.nth(0).locator('tbody tr').first());
+    const after = await text(tables.nth(1).locator('tbody tr').first());
     expect(before).toContain('Ada');
     expect(after).toContain('Renamed');
     for (const row of [before, after]) {

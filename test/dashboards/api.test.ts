@@ -295,6 +295,66 @@ describe('dashboards: security', () => {
       (await w.call('DELETE', `/v1/dashboards/${d.id}/grants/${w.member.userId}`, undefined, w.admin)).status,
     ).toBe(404);
   });
+
+  it('shares a restricted dashboard with a role: its holders see it, other roles do not', async () => {
+    const d = await create({ name: 'For a role', restricted_access: true });
+    const seen = async () => {
+      const list = await w.call<{ data: Dashboard[] }>('GET', '/v1/dashboards', undefined, w.member);
+      const one = await w.call('GET', `/v1/dashboards/${d.id}`, undefined, w.member);
+      return { listed: list.body.data.some((x) => x.id === d.id), status: one.status };
+    };
+    const share = (role: string) =>
+      w.call<{ data: Array<{ role: string }> }>(
+        'POST',
+        `/v1/dashboards/${d.id}/role-grants`,
+        { role },
+        w.admin,
+      );
+    // Shared with admins only: a member still gets a 404 and no list entry.
+    expect((await share('admin')).status).toBe(201);
+    expect(await seen()).toEqual({ listed: false, status: 404 });
+    const both = await share('member');
+    expect(both.body.data.map((g) => g.role)).toEqual(['admin', 'member']);
+    expect(await seen()).toEqual({ listed: true, status: 200 });
+    // Seeing it is not managing it.
+    expect(
+      (await w.call('POST', `/v1/dashboards/${d.id}/role-grants`, { role: 'member' }, w.member)).status,
+    ).toBe(403);
+    const bad = await w.call<Problem>(
+      'POST',
+      `/v1/dashboards/${d.id}/role-grants`,
+      { role: 'super_admin' },
+      w.admin,
+    );
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors?.map((e) => e.path)).toEqual(['role']);
+
+    expect(
+      (await w.call('DELETE', `/v1/dashboards/${d.id}/role-grants/member`, undefined, w.admin)).status,
+    ).toBe(204);
+    expect(await seen()).toEqual({ listed: false, status: 404 });
+    expect(
+      (await w.call('DELETE', `/v1/dashboards/${d.id}/role-grants/member`, undefined, w.admin)).status,
+    ).toBe(404);
+  });
+
+  it("keeps a panel's chart view, and names a view that is not one of table, line, bar", async () => {
+    const panel = { ...customersPanel(), details: { ...customersPanel().details, view: 'bar' } };
+    const d = await create({ name: 'Chart', restricted_access: false, panels: [panel] });
+    expect((d.panels[0]!.details as Record<string, unknown>).view).toBe('bar');
+    const bad = await w.call<Problem>(
+      'POST',
+      '/v1/dashboards',
+      {
+        name: 'Pie',
+        restricted_access: false,
+        panels: [{ ...panel, details: { ...panel.details, view: 'pie' } }],
+      },
+      w.admin,
+    );
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors?.map((e) => e.path)).toEqual(['panels.0.details.view']);
+  });
 });
 
 describe('panels run through the governed pipeline as the viewer', () => {

@@ -382,6 +382,55 @@ const STEPS: Step[] = [
     run: () => as(admin, 'POST', `/v1/dashboards/${ids.dash}/unarchive`),
   },
   {
+    route: 'POST /v1/dashboards/:id/role-grants',
+    event: 'dashboard.grant_added',
+    actor: byAdmin,
+    run: () => as(admin, 'POST', `/v1/dashboards/${ids.dash}/role-grants`, { role: 'member' }),
+    check: (s) => expect(s).toMatchObject({ dashboard_id: ids.dash, role: 'member' }),
+  },
+  {
+    route: 'DELETE /v1/dashboards/:id/role-grants/:role',
+    event: 'dashboard.grant_removed',
+    actor: byAdmin,
+    run: () => as(admin, 'DELETE', `/v1/dashboards/${ids.dash}/role-grants/member`),
+    check: (s) => expect(s).toMatchObject({ dashboard_id: ids.dash, role: 'member' }),
+  },
+  {
+    route: 'POST /dashboards/new',
+    event: 'dashboard.created',
+    actor: byRoot,
+    run: async () => {
+      const res = await form('/dashboards/new', { name: 'walk page', restricted_access: 'true' });
+      ids.pageDash = /\/dashboards\/([^/]+)\/edit/.exec(res.headers.get('location') ?? '')?.[1] ?? '';
+      return res;
+    },
+  },
+  {
+    route: 'POST /dashboards/:id/edit/settings',
+    event: 'dashboard.updated',
+    actor: byRoot,
+    run: () =>
+      form(`/dashboards/${ids.pageDash}/edit/settings`, { name: 'walk page 2', restricted_access: 'true' }),
+  },
+  {
+    route: 'POST /dashboards/:id/edit/share',
+    event: 'dashboard.grant_added',
+    actor: byRoot,
+    run: () => form(`/dashboards/${ids.pageDash}/edit/share`, { role: 'member' }),
+  },
+  {
+    route: 'POST /dashboards/:id/edit/unshare',
+    event: 'dashboard.grant_removed',
+    actor: byRoot,
+    run: () => form(`/dashboards/${ids.pageDash}/edit/unshare`, { role: 'member' }),
+  },
+  {
+    route: 'POST /dashboards/:id/delete',
+    event: 'dashboard.deleted',
+    actor: byRoot,
+    run: () => form(`/dashboards/${ids.pageDash}/delete`),
+  },
+  {
     route: 'DELETE /v1/dashboards/:id',
     event: 'dashboard.deleted',
     actor: byAdmin,
@@ -464,6 +513,11 @@ const NOT_WALKED: Record<string, string> = {
   'POST /v1/dashboards/:id/panels/:panelId/run': 'runs a panel query: a query entry',
   'POST /v1/dashboards/:id/panels/:panelId/actions/:actionId/run': 'runs a panel action: a query entry',
   'POST /dashboards/:id/panels/:panelId/submit': 'runs a panel query: a query entry',
+  'POST /dashboards/:id/edit/preview': 'runs a draft panel query as its editor: a query entry; saves nothing',
+  'POST /dashboards/:id/edit/panels':
+    'the same domain function as PUT /v1/dashboards/:id (test/browser/dashboard-builder.test.ts)',
+  'POST /dashboards/:id/edit/panels/:panelId/move': 'the same domain function as PUT /v1/dashboards/:id',
+  'POST /dashboards/:id/edit/panels/:panelId/delete': 'the same domain function as PUT /v1/dashboards/:id',
   'POST /dashboards/:id/panels/:panelId/actions/:actionId': 'runs a panel action: a query entry',
   'POST /console': 'runs a query: a query entry',
   'POST /workflows/:id/run': 'a run (as its REST route)',

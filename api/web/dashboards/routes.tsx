@@ -7,11 +7,14 @@ import { runAction, runPanel } from '../../../dashboards/run.ts';
 import type { GovernanceDeps } from '../../../governance/query.ts';
 import { mayStart } from '../../../governance/workflow-access.ts';
 import { attempt, messageOf, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
+import { dashboardBuilderRoutes } from './builder-routes.tsx';
 import { DashboardList, DashboardPage, inputField, type PanelView } from './view.tsx';
 
 export function dashboardPageRoutes(deps: Deps): Hono<PageEnv> {
   const app = new Hono<PageEnv>();
   const gov: GovernanceDeps = deps;
+  // Before /dashboards/:id, so /dashboards/new is the builder and not a dashboard named "new".
+  app.route('/', dashboardBuilderRoutes(deps));
   app.get('/dashboards', async (c) => {
     const archived = c.req.query('archived') === '1';
     const page = await listDashboards(deps.sql, c.get('principal'), {
@@ -64,6 +67,8 @@ export function dashboardPageRoutes(deps: Deps): Hono<PageEnv> {
         panels={panels}
         csrf={c.get('csrfToken')}
         workflowNames={workflowNames}
+        // The same rule as requireEditor (governance/dashboard-access.ts), only to offer the link.
+        canEdit={v.role !== 'member' || dashboard.created_by === v.userId}
         notice={query.notice}
         error={query.error}
       />,

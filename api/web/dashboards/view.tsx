@@ -1,6 +1,7 @@
 import type { PanelOutcome } from '../../../dashboards/run.ts';
 import type { DashboardRow, Panel, PanelAction } from '../../../store/dashboards.ts';
 import { Badge, Csrf, cellText, Flash, ResultTable, when } from '../kit/components.tsx';
+import { type ChartData, chartOf, describeChart } from './chart.ts';
 
 export function DashboardList(props: {
   dashboards: DashboardRow[];
@@ -11,13 +12,18 @@ export function DashboardList(props: {
     <section>
       <h1>Dashboards</h1>
       <Flash notice={props.notice} />
+      <p>
+        <a class="button" href="/dashboards/new">
+          New dashboard
+        </a>
+      </p>
       {props.dashboards.length === 0 ? (
         <div class="card">
           <p>No dashboard is shared with you yet.</p>
           <p class="muted">
-            Meanwhile, the <a href="/console">query console</a> runs governed queries on the{' '}
-            <a href="/databases">databases</a> you may use. Dashboards (saved queries with row actions that
-            start workflows) are published by admins; the <a href="/docs">API reference</a> describes them.
+            A dashboard is a page of saved queries shown as tables or charts, with buttons on each row that
+            start a workflow. Press <strong>New dashboard</strong> to build one, or run a one-off query in the{' '}
+            <a href="/console">query console</a>.
           </p>
         </div>
       ) : (
@@ -61,10 +67,12 @@ export function DashboardPage(props: {
   panels: PanelView[];
   csrf: string;
   workflowNames: Record<string, string>;
+  canEdit: boolean;
   notice?: string | undefined;
   error?: string | undefined;
 }) {
   const d = props.dashboard;
+  const charts = props.panels.some((p) => chartOfState(p.panel, p.state) !== null);
   return (
     <section>
       <p class="muted">
@@ -74,6 +82,13 @@ export function DashboardPage(props: {
         {d.name} {d.archived_at ? <span class="badge warn">archived</span> : null}
       </h1>
       <Flash notice={props.notice} error={props.error} />
+      {props.canEdit ? (
+        <p>
+          <a class="button" href={`/dashboards/${d.id}/edit`}>
+            Edit dashboard
+          </a>
+        </p>
+      ) : null}
       {props.panels.length === 0 ? <p class="muted">This dashboard has no panels.</p> : null}
       {props.panels.map((view) => (
         <PanelCard
@@ -85,7 +100,29 @@ export function DashboardPage(props: {
           workflowNames={props.workflowNames}
         />
       ))}
+      {charts ? <ChartScript /> : null}
     </section>
+  );
+}
+
+/** The chart script (uPlot, bundled by bin/build.js), only on pages that draw a chart. */
+export const ChartScript = () => <script src="/assets/dashboard-chart.js" type="module" />;
+
+export function chartOfState(panel: Panel, state: PanelState): ChartData | null {
+  return state.status === 'executed'
+    ? chartOf(panel.details.view, state.result.columns, state.result.rows)
+    : null;
+}
+
+/** A chart's figure: uPlot draws into the canvas box; the label says what it shows in words. */
+export function ChartFigure(props: { chart: ChartData; id: string }) {
+  return (
+    <figure class="chart" data-chart={JSON.stringify(props.chart)} aria-labelledby={`${props.id}-caption`}>
+      <div class="chart-canvas" aria-hidden="true" />
+      <figcaption id={`${props.id}-caption`} class="muted small">
+        {describeChart(props.chart)}
+      </figcaption>
+    </figure>
   );
 }
 
@@ -142,6 +179,7 @@ function PanelCard(props: {
         </form>
       ) : null}
       <PanelBody
+        panel={panel}
         back={props.back}
         state={state}
         base={base}
@@ -154,7 +192,8 @@ function PanelCard(props: {
   );
 }
 
-function PanelBody(props: {
+export function PanelBody(props: {
+  panel: Panel;
   back: string;
   state: PanelState;
   base: string;
@@ -194,36 +233,40 @@ function PanelBody(props: {
       );
     case 'executed': {
       const cols = s.result.columns;
+      const chart = chartOfState(props.panel, s);
       return (
-        <ResultTable
-          columns={cols}
-          rows={s.result.rows}
-          truncated={s.result.truncated}
-          rowEndLabel={props.actions.length > 0 ? 'Actions' : ''}
-          {...(props.actions.length > 0
-            ? {
-                rowEnd: (row: unknown[]) => (
-                  <div class="actions">
-                    {props.actions.map((a) => (
-                      <form method="post" action={`${props.base}/actions/${a.id}`} class="inline">
-                        <Csrf token={props.csrf} />
-                        {a.input_mappings.map((m) => {
-                          const i = cols.indexOf(m.column);
-                          return i < 0 ? null : (
-                            <input type="hidden" name={`row.${m.column}`} value={cellText(row[i])} />
-                          );
-                        })}
-                        <button type="submit" class="small" disabled={!a.workflow_id}>
-                          {a.label ||
-                            (a.workflow_id ? (props.workflowNames[a.workflow_id] ?? 'Run workflow') : '')}
-                        </button>
-                      </form>
-                    ))}
-                  </div>
-                ),
-              }
-            : {})}
-        />
+        <>
+          {chart ? <ChartFigure chart={chart} id={`chart-${props.panel.id}`} /> : null}
+          <ResultTable
+            columns={cols}
+            rows={s.result.rows}
+            truncated={s.result.truncated}
+            rowEndLabel={props.actions.length > 0 ? 'Actions' : ''}
+            {...(props.actions.length > 0
+              ? {
+                  rowEnd: (row: unknown[]) => (
+                    <div class="actions">
+                      {props.actions.map((a) => (
+                        <form method="post" action={`${props.base}/actions/${a.id}`} class="inline">
+                          <Csrf token={props.csrf} />
+                          {a.input_mappings.map((m) => {
+                            const i = cols.indexOf(m.column);
+                            return i < 0 ? null : (
+                              <input type="hidden" name={`row.${m.column}`} value={cellText(row[i])} />
+                            );
+                          })}
+                          <button type="submit" class="small" disabled={!a.workflow_id}>
+                            {a.label ||
+                              (a.workflow_id ? (props.workflowNames[a.workflow_id] ?? 'Run workflow') : '')}
+                          </button>
+                        </form>
+                      ))}
+                    </div>
+                  ),
+                }
+              : {})}
+          />
+        </>
       );
     }
   }

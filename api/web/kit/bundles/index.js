@@ -3,6 +3,7 @@
 // a build) and api/web/kit/assets.ts (which bundles them on first use when running from sources).
 export const BROWSER_BUNDLES = {
   'sql-editor.js': 'api/web/kit/bundles/sql-editor.js',
+  'dashboard-chart.js': 'api/web/kit/bundles/dashboard-chart.js',
 };
 
 export const BROWSER_BUNDLE_OPTIONS = {
