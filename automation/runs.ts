@@ -210,7 +210,7 @@ async function seenRow(
     ...row,
     error: seen.error,
     inputs: why === null ? row.inputs : {},
-    inputs_hidden: why === null ? null : `the inputs are hidden because they may carry values: ${why}`,
+    inputs_hidden: why === null ? null : `The inputs are hidden because they may carry values: ${why}.`,
   };
 }
 
