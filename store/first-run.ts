@@ -30,7 +30,7 @@ export async function firstRunFacts(sql: Tx, orgId: string): Promise<FirstRunFac
       (select count(*) from users where org_id = ${orgId}) > 1 as "otherPeople",
       exists (
         select 1 from oauth_grants g join users u on u.id = g.user_id
-        where u.org_id = ${orgId}) as "aiClients",
+        where u.org_id = ${orgId} and g.revoked_at is null) as "aiClients",
       exists (select 1 from workflows where org_id = ${orgId}) as workflows,
       (select id from databases where org_id = ${orgId} order by inserted_at, id limit 1)
         as "firstDatabaseId"`;
