@@ -21,6 +21,9 @@ export async function startExecution(temporal: TemporalHandle, snapshot: RunSnap
       workflowIdConflictPolicy: 'USE_EXISTING',
       typedSearchAttributes: runSearchAttributes(snapshot.workflowId, snapshot.orgId),
       staticSummary: `${snapshot.workflowName} (${snapshot.trigger})`,
+      // The snapshot is this release's: only workers of the same release may run it (a worker of
+      // another one would read it with other rules). Until one polls, the run waits in the queue.
+      ...(temporal.version ? { versioningOverride: { pinnedTo: temporal.version } } : {}),
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;

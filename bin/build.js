@@ -11,6 +11,7 @@
 //   assets/*.js, assets/*.css            the pages' scripts and stylesheets (api/web/kit/assets), likewise,
 //                                        and the browser bundles (api/web/kit/bundles: the SQL editor)
 //   embedded-store-thread.mjs            dev mode's PGlite thread, started by URL beside the code
+//   build-id                             the release's build id (bin/build-id.js), for worker versioning
 //   build.json                           every source file both bundles were made from, with its
 //                                        size, mtime and SHA-256, so bin/countersign.js can tell a
 //                                        build made from the current sources from a stale one
@@ -21,6 +22,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BROWSER_BUNDLE_OPTIONS, BROWSER_BUNDLES } from '../api/web/kit/bundles/index.js';
+import { sourceBuildId } from './build-id.js';
 import { buildState, hashFile, MANIFEST } from './build-state.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -86,6 +88,7 @@ try {
     }),
   ]);
   await writeFile(join(temp, 'workflow-bundle.js'), workflows.code);
+  await writeFile(join(temp, 'build-id'), `${sourceBuildId(ROOT)}\n`);
 
   await mkdir(join(temp, 'migrations'));
   const migrations = (await readdir(join(ROOT, 'store/migrations'))).filter((f) => f.endsWith('.sql'));

@@ -59,9 +59,16 @@ export async function startDev(
     const temporalAddress = temporal?.address ?? config.temporalAddress!;
     const temporalUi = temporal?.uiUrl ?? config.temporalUiUrl;
     // The embedded UI calls the codec endpoint from its own origin (CORS with credentials).
-    const withUi = temporalUi ? { ...config, temporalUiUrl: temporalUi } : config;
+    // Worker versioning is off: dev mode's API and worker are one process on one code, with no
+    // other release to keep runs away from; versioned, every edit would be a new build id and a
+    // run left waiting for an approval would stay pinned to code that no worker runs any more.
+    const devConfig: Config = {
+      ...config,
+      ...(temporalUi ? { temporalUiUrl: temporalUi } : {}),
+      workerVersioning: { ...config.workerVersioning, mode: 'off' },
+    };
     // PGlite serves one connection at a time: a pool of one.
-    const deps = await buildDeps(withUi, {
+    const deps = await buildDeps(devConfig, {
       storeUrl,
       storeMax: config.databaseUrl ? 10 : 1,
       temporalAddress,

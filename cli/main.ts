@@ -11,6 +11,10 @@ const usage = (agentUsage: string) => `countersign <command> [options]
   serve [--with-worker]      run the API (needs DATABASE_URL, TEMPORAL_ADDRESS, COUNTERSIGN_ENCRYPTION_KEY);
                              --with-worker also runs the Temporal worker in the same process
   worker                     run the Temporal worker
+  worker promote [--build-id ID] [--wait-seconds N]
+                             makes this release's (or ID's) worker version the current one,
+                             waiting up to N s (default 120) for its workers to poll
+  worker versions            the worker deployment's versions (current, draining, drained)
   dev                        API + worker in one process with an embedded store and Temporal
   migrate                    apply pending store migrations
   create-user --email E [--role super_admin|admin|member] [--password P] [--name N]
@@ -69,8 +73,12 @@ const commands: Record<string, Command> = {
     await deps.sql.end({ timeout: 5 });
     await deps.temporal?.connection.close();
   },
-  async worker(config) {
+  async worker(config, args) {
     const address = requireTemporal(config);
+    if (args.length > 0) {
+      const { workerVersionCommand } = await import('./worker-versions.ts');
+      return workerVersionCommand(config, address, args, process.stdout);
+    }
     const [{ buildDeps }, { startWorker }] = await Promise.all([
       import('./boot.ts'),
       import('../worker/worker.ts'),

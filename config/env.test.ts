@@ -14,7 +14,14 @@ describe('loadConfig', () => {
       baseUrl: 'http://127.0.0.1:3000',
       dataDir: '.countersign',
       logLevel: 'info',
+      workerVersioning: { mode: 'auto', deploymentName: 'countersign', buildId: null },
     });
+  });
+
+  it('refuses a worker versioning mode or deployment name it does not know', () => {
+    expect(() => loadConfig({ WORKER_VERSIONING: 'sometimes' })).toThrow(/WORKER_VERSIONING/);
+    // Temporal joins deployment name and build id with a dot.
+    expect(() => loadConfig({ TEMPORAL_DEPLOYMENT_NAME: 'a.b' })).toThrow(/TEMPORAL_DEPLOYMENT_NAME/);
   });
 
   it('names the variable of a bad value and never echoes the value', () => {

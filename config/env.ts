@@ -70,6 +70,21 @@ export interface Config {
   shutdown: { delaySeconds: number; graceSeconds: number };
   /** The worker's health and metrics port; null: none. */
   workerHttpPort: number | null;
+  /** Temporal worker versioning (worker/versioning.ts). */
+  workerVersioning: WorkerVersioningConfig;
+}
+
+/**
+ * Which Worker Deployment Version runs a run. `auto`: versioned, and a worker makes its version
+ * the deployment's current one at start unless a newer one is current; `manual`: versioned, the
+ * current version changes only by `countersign worker promote` (or when none is current); `off`:
+ * unversioned workers and starts, for a cluster without worker deployments.
+ */
+export interface WorkerVersioningConfig {
+  mode: 'auto' | 'manual' | 'off';
+  deploymentName: string;
+  /** COUNTERSIGN_BUILD_ID; null: the release's own (core/build-id.ts). */
+  buildId: string | null;
 }
 
 /** What the CIMD fetcher may reach beyond the public internet; production leaves both empty. */
@@ -191,6 +206,15 @@ const EnvSchema = v.object({
       v.transform(Number),
       v.maxValue(65535, 'must be at most 65535'),
     ),
+  ),
+  WORKER_VERSIONING: v.optional(v.picklist(['auto', 'manual', 'off']), 'auto'),
+  // Temporal joins deployment name and build id with a dot into the version string.
+  TEMPORAL_DEPLOYMENT_NAME: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be letters, digits, - and _ only')),
+    'countersign',
+  ),
+  COUNTERSIGN_BUILD_ID: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9._+-]{1,200}$/, 'must be letters, digits and . _ + - only')),
   ),
   SMTP_URL: v.optional(
     v.pipe(
@@ -316,5 +340,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     shutdown: { delaySeconds: e.SHUTDOWN_DELAY_SECONDS, graceSeconds: e.SHUTDOWN_GRACE_SECONDS },
     workerHttpPort: e.WORKER_HTTP_PORT ?? null,
+    workerVersioning: {
+      mode: e.WORKER_VERSIONING,
+      deploymentName: e.TEMPORAL_DEPLOYMENT_NAME,
+      buildId: e.COUNTERSIGN_BUILD_ID ?? null,
+    },
   };
 }

@@ -1,7 +1,8 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import type { LoadedDataConverter } from '@temporalio/common';
+import type { LoadedDataConverter, WorkerDeploymentVersion } from '@temporalio/common';
 import type { Config } from '../config/env.ts';
+import { deploymentVersion } from './build-id.ts';
 
 /** Connections to Temporal, shared by the API (start, signal, query) and readiness checks. */
 export interface TemporalHandle {
@@ -9,6 +10,11 @@ export interface TemporalHandle {
   client: Client;
   namespace: string;
   taskQueue: string;
+  /**
+   * The Worker Deployment Version of this release: every run this process starts is pinned to it,
+   * so only workers of the same release execute it (worker/versioning.ts). Null: versioning off.
+   */
+  version: WorkerDeploymentVersion | null;
 }
 
 /**
@@ -21,6 +27,7 @@ export async function connectTemporal(
   dataConverter?: LoadedDataConverter,
 ): Promise<TemporalHandle> {
   const connection = await Connection.connect({ address, interceptors: [retryExceptQueries] });
+  const version = await deploymentVersion(config);
   return {
     connection,
     client: new Client({
@@ -30,6 +37,7 @@ export async function connectTemporal(
     }),
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
+    version,
   };
 }
 

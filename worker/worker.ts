@@ -2,9 +2,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
+import { deploymentVersion } from '../core/build-id.ts';
 import type { Deps } from '../core/deps.ts';
 import { dataConverters, serviceCodec } from '../core/payload-codec.ts';
 import { installTemporalLogger } from './temporal-logger.ts';
+import { logPromotion, type PromoteOutcome, promoteVersion } from './versioning.ts';
 
 /** Path of the workflow module the worker bundles (STYLE.md: workflowsPath from import.meta.url). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -25,13 +27,23 @@ export interface RunningWorker {
   ready(): Promise<boolean>;
   /** Graceful: stops polling, lets running activities finish, then resolves `done`. */
   shutdown(): Promise<void>;
+  /** Whether this worker made its version the current one at start (null: versioning off). */
+  promotion: Promise<PromoteOutcome | null>;
 }
+
+/** How long a starting worker tries to promote its version (its first poll registers it). */
+const PROMOTE_WAIT_MS = 60_000;
 
 /** Starts a worker on the configured task queue with every workflow and activity that exists. */
 export async function startWorker(
   deps: Pick<Deps, 'sql' | 'keyring' | 'logger' | 'config' | 'pools'>,
   address: string,
-  options: { workflowBundle?: { code: string } | { codePath: string }; metricsAddress?: string } = {},
+  options: {
+    workflowBundle?: { code: string } | { codePath: string };
+    metricsAddress?: string;
+    /** The worker's identity in Temporal's history (default: the SDK's pid@host). */
+    identity?: string;
+  } = {},
 ): Promise<RunningWorker> {
   installTemporalLogger(
     deps.logger,
@@ -40,6 +52,7 @@ export async function startWorker(
   const workflowBundle =
     options.workflowBundle ??
     (existsSync(BUILT_WORKFLOW_BUNDLE) ? { codePath: BUILT_WORKFLOW_BUNDLE } : undefined);
+  const version = await deploymentVersion(deps.config);
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
@@ -53,12 +66,42 @@ export async function startWorker(
     // the workflow sandbox. A bundle built elsewhere names the same failure converter.
     dataConverter: dataConverters(serviceCodec(deps)).worker,
     shutdownGraceTime: '30 seconds',
+    ...(options.identity ? { identity: options.identity } : {}),
+    // PINNED: a run stays on the version it started on, to its end, so no history is ever replayed
+    // by other workflow code and no activity meets a snapshot of another release. Upgrading
+    // running workflows in place (AUTO_UPGRADE) would need every change guarded by patched().
+    ...(version
+      ? {
+          workerDeploymentOptions: {
+            version,
+            useWorkerVersioning: true,
+            defaultVersioningBehavior: 'PINNED' as const,
+          },
+        }
+      : {}),
   });
-  const done = worker.run().finally(() => connection.close());
+  const stopPromoting = new AbortController();
+  const done = worker
+    .run()
+    .finally(() => stopPromoting.abort())
+    .finally(() => connection.close());
+  const promotion = version
+    ? promoteVersion(connection.workflowService, deps.config.temporalNamespace, version, {
+        mode: deps.config.workerVersioning.mode === 'manual' ? 'manual' : 'auto',
+        identity: worker.options.identity,
+        waitMs: PROMOTE_WAIT_MS,
+        signal: stopPromoting.signal,
+      }).then((outcome) => {
+        if (!stopPromoting.signal.aborted) logPromotion(deps.logger, version, outcome);
+        return outcome;
+      })
+    : Promise.resolve(null);
   deps.logger.info(
     {
       taskQueue: deps.config.temporalTaskQueue,
       namespace: deps.config.temporalNamespace,
+      deploymentName: version?.deploymentName ?? null,
+      buildId: version?.buildId ?? null,
       workflows: workflowBundle
         ? 'codePath' in workflowBundle
           ? workflowBundle.codePath
@@ -76,8 +119,11 @@ export async function startWorker(
       return true;
     },
     async shutdown() {
+      stopPromoting.abort();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
+      await promotion;
     },
+    promotion,
   };
 }

@@ -112,6 +112,9 @@ describe('agent relay between Countersign processes', () => {
         TEMPORAL_ADDRESS: t.address,
         TEMPORAL_NAMESPACE: config.temporalNamespace,
         TEMPORAL_TASK_QUEUE: config.temporalTaskQueue,
+        // The API pins its runs to its deployment version (the sources'); the process may run dist/.
+        TEMPORAL_DEPLOYMENT_NAME: config.workerVersioning.deploymentName,
+        COUNTERSIGN_BUILD_ID: env.svc.deps.temporal!.version!.buildId,
         COUNTERSIGN_ENCRYPTION_KEY: config.encryptionKey!,
         LOG_LEVEL: 'warn',
       },

@@ -87,11 +87,25 @@ describe('Helm chart', () => {
     expect(container(worker).args).toEqual(['worker']);
     expect(env(worker, 'WORKER_HTTP_PORT')?.value).toBe('9090');
     expect(container(worker).readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
-    const job = all.find((m) => m.kind === 'Job')!;
+    const job = all.find((m) => m.kind === 'Job' && m.metadata.name === 'cs-countersign-migrate')!;
     expect(container({ ...job, spec: job.spec }).args).toEqual(['migrate']);
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     const secret = all.find((m) => m.kind === 'Secret')!;
     expect(secret.metadata.annotations?.['helm.sh/hook-weight']).toBe('-10');
+  });
+
+  it('versions the workers and promotes the release after install, upgrade and rollback', async () => {
+    const all = await render();
+    for (const name of ['cs-countersign-api', 'cs-countersign-worker']) {
+      const d = all.find((m) => m.kind === 'Deployment' && m.metadata.name === name)!;
+      expect(env(d, 'WORKER_VERSIONING')?.value).toBe('auto');
+      expect(env(d, 'TEMPORAL_DEPLOYMENT_NAME')?.value).toBe('countersign');
+    }
+    const promote = all.find((m) => m.kind === 'Job' && m.metadata.name === 'cs-countersign-promote')!;
+    expect(container(promote).args).toEqual(['worker', 'promote', '--wait-seconds', '600']);
+    expect(promote.metadata.annotations?.['helm.sh/hook']).toBe('post-install,post-upgrade,post-rollback');
+    const off = await render(['--set', 'temporal.workerVersioning=off']);
+    expect(off.some((m) => m.metadata.name === 'cs-countersign-promote')).toBe(false);
   });
 
   it('uses an existing Secret when given one, and refuses to render without store or key', async () => {

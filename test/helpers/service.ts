@@ -43,8 +43,8 @@ export interface TestService {
 }
 
 export interface TestServiceOptions {
-  /** Connect to the harness Temporal server (default false). */
-  temporal?: boolean;
+  /** Connect to the harness Temporal server (default false), or to this one. */
+  temporal?: boolean | { address: string; namespace: string };
   env?: Record<string, string>;
   /** LC_CTYPE of the service's store database (default: the harness cluster's C). */
   storeCtype?: string;
@@ -56,9 +56,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const store = await createTestStore(undefined, options.storeCtype ? { ctype: options.storeCtype } : {});
   const apiKey = mintSecret('cskey', newId('key')).secret;
   const admin = { email: 'root@example.test', password: 'correct horse battery staple' };
-  const temporal = servers().temporal;
+  const temporal = typeof options.temporal === 'object' ? options.temporal : servers().temporal;
   // A known free port first, so BASE_URL (issuer, problem types, links) is the real address.
   const port = await freePort();
+  const taskQueue = `test-${newId('run').slice(-10).toLowerCase()}`;
   const config = loadConfig({
     DATABASE_URL: store.url,
     PORT: String(port),
@@ -68,7 +69,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     COUNTERSIGN_API_KEY: apiKey,
     LOG_LEVEL: 'info',
     TEMPORAL_NAMESPACE: temporal.namespace,
-    TEMPORAL_TASK_QUEUE: `test-${newId('run').slice(-10).toLowerCase()}`,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    // A worker deployment of its own: Temporal keeps at most 100 task queues per version, and the
+    // test files' services would all share one version of one deployment.
+    TEMPORAL_DEPLOYMENT_NAME: taskQueue,
     // Every test client registers from 127.0.0.1; test/security/limits.test.ts checks the real default.
     OAUTH_REGISTRATIONS_PER_ADDRESS: '100',
     // The test peers (chat, tracker, HTTP receivers) listen on loopback, which the outbound

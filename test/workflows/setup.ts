@@ -83,11 +83,16 @@ export interface WorkflowView {
 }
 
 export async function startWorkflowEnv(
-  opts: { worker?: boolean; env?: Record<string, string> } = {},
+  opts: {
+    worker?: boolean;
+    env?: Record<string, string>;
+    /** A Temporal server of the test's own (default: the harness's). */
+    temporal?: { address: string; namespace: string };
+  } = {},
 ): Promise<WorkflowEnv> {
   const [chat, tracker, receiver] = await Promise.all([startChatPeer(), startTrackerPeer(), startReceiver()]);
   const svc = await startTestService({
-    temporal: true,
+    temporal: opts.temporal ?? true,
     env: {
       CHAT_API_URL: chat.url,
       CHAT_BOT_TOKEN: chat.token,
@@ -100,7 +105,7 @@ export async function startWorkflowEnv(
   const worker =
     opts.worker === false
       ? null
-      : await startWorker(svc.deps, servers().temporal.address, {
+      : await startWorker(svc.deps, (opts.temporal ?? servers().temporal).address, {
           workflowBundle: workflowBundle(),
         });
 

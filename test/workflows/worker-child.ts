@@ -22,6 +22,9 @@ export function startWorkerProcess(
       TEMPORAL_ADDRESS: servers().temporal.address,
       TEMPORAL_NAMESPACE: c.temporalNamespace,
       TEMPORAL_TASK_QUEUE: c.temporalTaskQueue,
+      // The API pins its runs to its deployment version: the child polls as the same one.
+      TEMPORAL_DEPLOYMENT_NAME: c.workerVersioning.deploymentName,
+      COUNTERSIGN_BUILD_ID: env.svc.deps.temporal!.version!.buildId,
       CHAT_API_URL: c.chatApiUrl,
       CHAT_BOT_TOKEN: c.chatBotToken ?? '',
       BASE_URL: c.baseUrl,

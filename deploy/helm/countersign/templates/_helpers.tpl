@@ -31,6 +31,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   value: {{ .Values.temporal.namespace | quote }}
 - name: TEMPORAL_TASK_QUEUE
   value: {{ .Values.temporal.taskQueue | quote }}
+- name: TEMPORAL_DEPLOYMENT_NAME
+  value: {{ .Values.temporal.deploymentName | quote }}
+- name: WORKER_VERSIONING
+  value: {{ .Values.temporal.workerVersioning | quote }}
 - name: BASE_URL
   value: {{ required "baseUrl is required" .Values.baseUrl | quote }}
 - name: LOG_LEVEL
