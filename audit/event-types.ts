@@ -72,6 +72,16 @@ export interface EventSubjects {
   'policy.updated': Change & { database_id: string; policy_id: string };
   'policy.deleted': Change & { database_id: string; policy_id: string };
   'policy.assigned': Change & { database_id: string; policy_id: string };
+  /** An admin looked at a table as another person sees it (workspace/preview-as.ts). */
+  'policy.previewed': {
+    database_id: string;
+    user_id: string;
+    table: string;
+    /** Rows shown; null when the person's query was refused. */
+    rows: number | null;
+    /** The pipeline's entry for the query run as the person. */
+    query_audit_id: string | null;
+  };
   // Reviews of query requests (submitting and running one are query entries with its request_id).
   'review.commented': { request_id: string; review_id: string; revision: number; status: string };
   'review.approved': { request_id: string; review_id: string; revision: number; status: string };
@@ -163,6 +173,7 @@ export const EVENT_TYPES: { readonly [K in EventType]: EventTypeInfo } = {
   'policy.updated': info('Policy or rule changed', 'data protection', true),
   'policy.deleted': info('Policy deleted', 'data protection', true),
   'policy.assigned': info('Policy assignment changed', 'data protection', true),
+  'policy.previewed': info('Previewed as a person', 'data protection'),
   'review.commented': info('Review comment', 'reviews'),
   'review.approved': info('Request approved', 'reviews'),
   'review.rejected': info('Request rejected', 'reviews'),

@@ -20,6 +20,14 @@ export interface WaitingApproval {
   workflowName: string;
   step: string;
   startedAt: Date;
+  /** Who started the run, as the approver reads it. */
+  initiator: string;
+  /** The run's inputs as this approver may see them ({} when hidden). */
+  inputs: Record<string, string | number | boolean>;
+  /** Why the inputs are hidden from this approver (their data-protection policy), else null. */
+  inputsHidden: string | null;
+  /** What the next step will do if approved, filled in from what this approver may see. */
+  next: NextStepPreview | null;
 }
 
 /**
@@ -49,12 +57,17 @@ export async function approvalsWaitingFor(
         view.state,
       );
       if (refusal) return null;
+      const context = await approvalContext(deps, principal, wf, view);
       return {
         runId: run.id,
         workflowId: wf.id,
         workflowName: wf.name,
         step: step.name,
         startedAt: run.started_at,
+        initiator: context?.initiator ?? run.trigger,
+        inputs: view.row.inputs,
+        inputsHidden: view.row.inputs_hidden,
+        next: context?.next ?? null,
       };
     }),
   );

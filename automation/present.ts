@@ -30,7 +30,7 @@ export function presentWorkflow(w: WorkflowRow) {
 }
 
 /** A run in lists: no step detail. */
-export function presentRunSummary(r: WorkflowRunRow) {
+export function presentRunSummary(r: WorkflowRunRow & { inputs_hidden?: string | null }) {
   return {
     id: r.id,
     workflow_id: r.workflow_id,
@@ -38,6 +38,8 @@ export function presentRunSummary(r: WorkflowRunRow) {
     trigger: r.trigger,
     initiated_by: { user_id: r.initiator_user_id, api_key_id: r.initiator_api_key_id },
     inputs: r.inputs,
+    /** Why the inputs are left out for this reader (their data-protection policy), else null. */
+    inputs_hidden: r.inputs_hidden ?? null,
     error: r.error,
     started_at: r.started_at.toISOString(),
     finished_at: r.finished_at?.toISOString() ?? null,
@@ -45,7 +47,7 @@ export function presentRunSummary(r: WorkflowRunRow) {
 }
 
 /** One run with each step's status, output, error and timing, and the approvals so far. */
-export function presentRun(r: WorkflowRunRow, state: RunState | null) {
+export function presentRun(r: WorkflowRunRow & { inputs_hidden?: string | null }, state: RunState | null) {
   const summary = presentRunSummary(r);
   if (!state) return { ...summary, steps: null, approvals: null };
   // While the run is live its own state is fresher than the row.

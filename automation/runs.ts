@@ -8,7 +8,7 @@ import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import type { TemporalHandle } from '../core/temporal.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
-import { redactRun } from '../governance/protection/run-output.ts';
+import { redactRun, valuesRefusal } from '../governance/protection/run-output.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';
@@ -187,8 +187,34 @@ async function resumeStart(deps: RunDeps, runId: string): Promise<void> {
  * it runs, the live state comes from the workflow's query.
  */
 export interface RunView {
-  row: runStore.WorkflowRunRow;
+  row: SeenRunRow;
   state: RunState | null;
+}
+
+/**
+ * A run row as its reader may see it: the inputs, unless they may carry values the reader's
+ * policy hides (run-output.ts valuesRefusal), in which case none and why.
+ */
+export type SeenRunRow = runStore.WorkflowRunRow & { inputs_hidden: string | null };
+
+async function seenRow(
+  deps: RunDeps,
+  principal: Principal,
+  row: runStore.WorkflowRunRow,
+  state: RunState | null,
+  memo?: Map<string, Promise<string | null>>,
+): Promise<SeenRunRow> {
+  const seen = await redactRun(deps, principal, state, row.error, origin(row));
+  const why =
+    Object.keys(row.inputs).length > 0
+      ? await valuesRefusal(deps, principal, state, origin(row), memo)
+      : null;
+  return {
+    ...row,
+    error: seen.error,
+    inputs: why === null ? row.inputs : {},
+    inputs_hidden: why === null ? null : `The inputs are hidden because they may carry values: ${why}.`,
+  };
 }
 
 export async function getRun(
@@ -204,7 +230,7 @@ export async function getRun(
     row = (await runStore.findRun(deps.sql, principal.orgId, workflowId, runId)) ?? row;
   const state = row.state !== null || !deps.temporal ? row.state : await liveState(deps.temporal, runId);
   const seen = await redactRun(deps, principal, state, row.error, origin(row));
-  return { row: { ...row, error: seen.error }, state: seen.state };
+  return { row: await seenRow(deps, principal, row, state), state: seen.state };
 }
 
 /**
@@ -254,15 +280,11 @@ export async function listRuns(
   principal: Principal,
   workflowId: string,
   page: { before?: string | undefined; limit: number },
-): Promise<runStore.WorkflowRunRow[]> {
+): Promise<SeenRunRow[]> {
   await readableWorkflow(deps, principal, workflowId);
   const rows = await runStore.listRuns(deps.sql, principal.orgId, workflowId, page);
-  return Promise.all(
-    rows.map(async (r) => ({
-      ...r,
-      error: (await redactRun(deps, principal, r.state, r.error, origin(r))).error,
-    })),
-  );
+  const memo = new Map<string, Promise<string | null>>();
+  return Promise.all(rows.map((r) => seenRow(deps, principal, r, r.state, memo)));
 }
 
 /**
@@ -274,16 +296,12 @@ export async function listReadableRuns(
   principal: Principal,
   workflows: WorkflowRow[],
   filter: Omit<runStore.RunFilter, 'workflowIds'> & { workflowId?: string | undefined },
-): Promise<runStore.WorkflowRunRow[]> {
+): Promise<SeenRunRow[]> {
   const readable = workflows.filter((wf) => mayRead(principal, wf)).map((wf) => wf.id);
   const ids = filter.workflowId ? readable.filter((id) => id === filter.workflowId) : readable;
   const rows = await runStore.listOrgRuns(deps.sql, principal.orgId, { ...filter, workflowIds: ids });
-  return Promise.all(
-    rows.map(async (r) => ({
-      ...r,
-      error: (await redactRun(deps, principal, r.state, r.error, origin(r))).error,
-    })),
-  );
+  const memo = new Map<string, Promise<string | null>>();
+  return Promise.all(rows.map((r) => seenRow(deps, principal, r, r.state, memo)));
 }
 
 /**

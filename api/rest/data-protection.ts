@@ -12,6 +12,7 @@ import {
   patchPolicy,
   setAssignments,
 } from '../../governance/protection/policies.ts';
+import { PreviewAs, previewRowsAs } from '../../workspace/preview-as.ts';
 import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
@@ -22,7 +23,7 @@ import { jsonBody } from '../validate.ts';
  * Data-protection policies of one database, mounted at
  * /api/v1/desk/databases/:id/policies. Admins only: a policy decides what others may read.
  */
-export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
+export function dataProtectionRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
   const org = (c: { get(k: 'principal'): { orgId: string } }) => c.get('principal').orgId;
@@ -50,6 +51,26 @@ export function dataProtectionRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
         presentPolicy(await createPolicy(deps.sql, restCaller(c), c.req.param('id')!, body)),
         201,
       );
+    },
+  );
+  // The page's preview with data: sample rows of a table as a person sees them (workspace/preview-as.ts).
+  app.post(
+    '/preview',
+    doc('Data protection', 'Preview sample rows of a table as a person sees them', {
+      auth: ['apiKey', 'bearer', 'session'],
+      body: PreviewAs,
+    }),
+    async (c) => {
+      const body = await jsonBody(c, PreviewAs);
+      const p = c.get('principal');
+      const out = await previewRowsAs(
+        deps,
+        { orgId: p.orgId, actor: c.get('actor'), origin: 'user' },
+        { databaseId: c.req.param('id')!, userId: body.user_id, table: body.table },
+      );
+      if (out.status === 'refused') return c.json(out);
+      const { columns, rows, truncated } = out.result;
+      return c.json({ status: out.status, policy: out.policy, columns, marks: out.marks, rows, truncated });
     },
   );
   app.get(

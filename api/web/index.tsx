@@ -8,6 +8,7 @@ import { confirmationRules } from './confirmations.ts';
 import { consolePageRoutes } from './console/routes.tsx';
 import { dashboardPageRoutes } from './dashboards/routes.tsx';
 import { databasePageRoutes } from './databases/routes.tsx';
+import { firstRunBanner, firstRunPageRoutes } from './first-run/routes.tsx';
 import { confirmDestructive } from './kit/confirm.tsx';
 import { type PageEnv, pageSession } from './kit/page-context.tsx';
 import { organizationPageRoutes } from './organization/routes.tsx';
@@ -23,6 +24,7 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
   const signedIn = pageSession(deps.sql);
   for (const path of [
     '/',
+    '/first-run/*',
     '/dashboards',
     '/dashboards/*',
     '/console',
@@ -57,6 +59,9 @@ export function pageRoutes(deps: Deps): Hono<PageEnv> {
     app.use(path, askFirst);
 
   app.get('/', (c) => c.redirect('/dashboards', 302));
+  // The landing page carries the first-run checklist for admins still setting up.
+  app.use('/dashboards', firstRunBanner(deps));
+  app.route('/', firstRunPageRoutes(deps));
   app.route('/', dashboardPageRoutes(deps));
   app.route('/', consolePageRoutes(deps));
   app.route('/', workflowPageRoutes(deps));

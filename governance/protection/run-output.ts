@@ -64,13 +64,7 @@ async function hideErrors(
   const { state, error } = seen;
   const failing = error !== null || (state?.steps.some((s) => s.error !== null) ?? false);
   if (!failing) return seen;
-  const actor = { kind: 'user' as const, userId: reader.userId, role: reader.role };
-  const ranAs = run.initiatorUserId ? { userId: run.initiatorUserId } : null;
-  let why: string | null = null;
-  for (const databaseId of await databasesRead(deps, state, run)) {
-    why = await errorRefusal(deps.sql, databaseId, actor, ranAs);
-    if (why !== null) break;
-  }
+  const why = await valuesRefusal(deps, reader, state, run);
   if (why === null) return seen;
   const hidden = hiddenError(why);
   const hide = (e: string | null) => (e === null || e.startsWith('the error is hidden') ? e : hidden);
@@ -82,6 +76,35 @@ async function hideErrors(
     },
     error: hide(error),
   };
+}
+
+/**
+ * Why `reader` may not read values the run carries from its initiator — its errors, and its
+ * inputs, which a dashboard row action or the initiator may have copied from rows their own policy
+ * let them see — or null when they may. The rule of errors (error-view.ts), on every database
+ * the run reads: a reader under a policy there that is not the initiator's does not get them.
+ */
+export async function valuesRefusal(
+  deps: Pick<Deps, 'sql'>,
+  reader: Reader,
+  state: RunState | null,
+  run: RunOrigin,
+  memo?: Map<string, Promise<string | null>>,
+): Promise<string | null> {
+  if (reader.kind !== 'user') return null;
+  const actor = { kind: 'user' as const, userId: reader.userId, role: reader.role };
+  const ranAs = run.initiatorUserId ? { userId: run.initiatorUserId } : null;
+  for (const databaseId of await databasesRead(deps, state, run)) {
+    const key = `${databaseId}|${run.initiatorUserId}`;
+    let verdict = memo?.get(key);
+    if (!verdict) {
+      verdict = errorRefusal(deps.sql, databaseId, actor, ranAs);
+      memo?.set(key, verdict);
+    }
+    const why = await verdict;
+    if (why !== null) return why;
+  }
+  return null;
 }
 
 /** Databases the run's queries read: the ones their outputs record, and the definition's query steps. */

@@ -519,6 +519,11 @@ const NOT_WALKED: Record<string, string> = {
   'POST /settings/clients/:grantId/revoke': 'a person disconnects their own AI client',
   'POST /settings/sessions/:id/end': 'ends one of the caller’s own sessions',
   'POST /settings/sessions/end-others': 'ends the caller’s own other sessions',
+  'POST /databases/:id/policies/preview':
+    'records policy.previewed beside the query run as the person (test/browser/guidance.test.ts)',
+  'POST /api/v1/desk/databases/:id/policies/preview':
+    'records policy.previewed beside the query run as the person (test/browser/guidance.test.ts)',
+  'POST /first-run/dismiss': 'a person hides their own first-run checklist: a preference, not a setting',
   'POST /databases/:id/credentials/:cid/check': 'checks a connection, writes nothing',
 };
 

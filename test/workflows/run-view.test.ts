@@ -163,7 +163,8 @@ describe('approvals', () => {
     expect(memberView).toContain('name="decision" value="approve"');
     const inbox = await (await env.svc.fetch('/reviews', { headers: { cookie: member.cookie } })).text();
     expect(inbox).toContain(`href="${path}"`);
-    expect(inbox).toContain('close after a yes — step ok');
+    expect(inbox).toContain('close after a yes</a>');
+    expect(inbox).toContain('waiting at step ok');
     // The same inbox over REST (GET /api/v1/workflows/approvals): the member's, not the starter's.
     const waitingFor = async (cookie: string) =>
       (

@@ -21,6 +21,8 @@ export interface PageEnv {
     form: Record<string, string>;
     requestId: string;
     sessionCookie: string;
+    /** Drawn above the page's own content when set (the first-run checklist on the landing page). */
+    banner?: Child;
   };
 }
 export type PageContext = Context<PageEnv>;
@@ -83,6 +85,7 @@ export function render(
       csrf={c.get('csrfToken')}
       {...(active ? { active } : {})}
     >
+      {c.get('banner') ?? null}
       {body}
     </Layout>,
     status,

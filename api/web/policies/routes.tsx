@@ -14,6 +14,7 @@ import {
 import { listPeople } from '../../../identity/directory.ts';
 import { ROLES } from '../../../identity/people.ts';
 import { getDatabase } from '../../../registry/databases.ts';
+import { previewRowsAs, type RowsPreview } from '../../../workspace/preview-as.ts';
 import {
   attempt,
   type PageContext,
@@ -40,6 +41,8 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     }));
 
   app.get('/databases/:id/policies', (c) => page(c, null));
+  // Sample rows as a person sees them: runs a query as them (audited), so a POST, not a link.
+  app.post('/databases/:id/policies/preview', (c) => page(c, c.get('form').policy || null, true));
   app.get('/databases/:id/policies/:pid', (c) => page(c, c.req.param('pid')));
 
   app.post('/databases/:id/policies', async (c) => {
@@ -125,7 +128,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     );
   }
 
-  async function page(c: PageContext, pid: string | null) {
+  async function page(c: PageContext, pid: string | null, withRows = false) {
     const p = c.get('principal');
     const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id') ?? ''));
     if (!found.ok) return render(c, 'databases', 'Not found', <p class="error">No such database.</p>, 404);
@@ -138,17 +141,24 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
     const tables = cred ? await previewTables(deps, db, cred).catch(() => []) : [];
     const people = await listPeople(deps.sql, pageCaller(c));
     let preview: PolicyPreview | null = null;
-    const as = c.req.query('as');
-    const tableName = c.req.query('table');
+    let rows: RowsPreview | null = null;
+    const as = withRows ? c.get('form').as : c.req.query('as');
+    const tableName = withRows ? c.get('form').table : c.req.query('table');
     const person = people.find((u) => u.id === as);
     const table = tables.find((t) => `${t.schema}.${t.name}` === tableName);
-    if (selected && cred && person && table)
+    if (cred && person && table)
       preview = await previewPolicy(deps, {
         orgId: p.orgId,
         db,
         cred,
         person: { userId: person.id, role: person.role },
         table,
+      });
+    if (withRows && person && table)
+      rows = await previewRowsAs(deps, pageCaller(c), {
+        databaseId: db.id,
+        userId: person.id,
+        table: `${table.schema}.${table.name}`,
       });
     return render(
       c,
@@ -161,6 +171,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
         tables={tables}
         selected={selected}
         preview={preview}
+        rows={rows}
         previewFor={as && tableName ? { userId: as, table: tableName } : null}
         csrf={c.get('csrfToken')}
         notice={c.req.query('notice')}

@@ -5,7 +5,8 @@ import type { PolicyPreview } from '../../../governance/policy-preview.ts';
 import type { PolicyView } from '../../../governance/protection/policies.ts';
 import type { DatabaseRow } from '../../../store/databases.ts';
 import type { UserRow } from '../../../store/users.ts';
-import { Csrf, Flash, PostButton } from '../kit/components.tsx';
+import type { RowsPreview } from '../../../workspace/preview-as.ts';
+import { Csrf, Flash, PostButton, ResultTable } from '../kit/components.tsx';
 
 const ACTION_TEXT: Record<string, string> = {
   show: 'shown',
@@ -22,6 +23,8 @@ export function PoliciesPage(props: {
   tables: SchemaTable[];
   selected: PolicyView | null;
   preview: PolicyPreview | null;
+  /** Sample rows run as the chosen person (an admin's audited action). */
+  rows: RowsPreview | null;
   previewFor: { userId: string; table: string } | null;
   csrf: string;
   notice?: string | undefined;
@@ -70,6 +73,9 @@ export function PoliciesPage(props: {
         </form>
       </div>
       {p ? <PolicyEditor {...props} p={p} base={`${base}/${p.policy.id}`} /> : null}
+      <PreviewForm {...props} base={base} />
+      {props.preview ? <Preview preview={props.preview} /> : null}
+      {props.rows ? <SampleRows rows={props.rows} /> : null}
     </section>
   );
 }
@@ -179,38 +185,6 @@ function PolicyEditor(props: Parameters<typeof PoliciesPage>[0] & { p: PolicyVie
         </select>
         <button type="submit">Save assignments</button>
       </form>
-      <form method="get" action={base} class="card wide" id="preview">
-        <h3>Preview: what does this person see?</h3>
-        <div class="row">
-          <div>
-            <label for="preview-user">Person</label>
-            <select id="preview-user" name="as">
-              {props.people.map((u) => (
-                <option value={u.id} selected={props.previewFor?.userId === u.id}>
-                  {u.email} ({u.role})
-                </option>
-              ))}
-            </select>
-          </div>
-          <div>
-            <label for="preview-table">select * from</label>
-            <select id="preview-table" name="table">
-              {props.tables.map((t) => (
-                <option
-                  value={`${t.schema}.${t.name}`}
-                  selected={props.previewFor?.table === `${t.schema}.${t.name}`}
-                >
-                  {`${t.schema}.${t.name}`}
-                </option>
-              ))}
-            </select>
-          </div>
-          <button type="submit" class="fit">
-            Preview
-          </button>
-        </div>
-      </form>
-      {props.preview ? <Preview preview={props.preview} /> : null}
       <details>
         <summary class="bad">Delete this policy…</summary>
         <form method="post" action={`${base}/delete`}>
@@ -268,6 +242,80 @@ function Preview(props: { preview: PolicyPreview }) {
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/**
+ * Pick a person and a table: the columns as their policy treats them, and sample rows run as
+ * them through the governed pipeline (recorded in the audit log as a preview by you).
+ */
+function PreviewForm(props: Parameters<typeof PoliciesPage>[0] & { base: string }) {
+  if (props.tables.length === 0) return null;
+  return (
+    <form method="post" action={`${props.base}/preview`} class="card wide" id="preview">
+      <Csrf token={props.csrf} />
+      {props.selected ? <input type="hidden" name="policy" value={props.selected.policy.id} /> : null}
+      <h2>Preview: what does this person see?</h2>
+      <p class="muted small">
+        Runs <code>select * … limit 20</code> on the table as that person — their access, their policy — and
+        shows the rows they would get. The audit log records that you looked.
+      </p>
+      <div class="row">
+        <div>
+          <label for="preview-user">Person</label>
+          <select id="preview-user" name="as">
+            {props.people.map((u) => (
+              <option value={u.id} selected={props.previewFor?.userId === u.id}>
+                {u.email} ({u.role})
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="preview-table">Table</label>
+          <select id="preview-table" name="table">
+            {props.tables.map((t) => (
+              <option
+                value={`${t.schema}.${t.name}`}
+                selected={props.previewFor?.table === `${t.schema}.${t.name}`}
+              >
+                {`${t.schema}.${t.name}`}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="submit" class="fit">
+          Preview
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function SampleRows(props: { rows: RowsPreview }) {
+  const r = props.rows;
+  if (r.status === 'refused')
+    return (
+      <div class="card wide" id="preview-rows" role="status">
+        <h3>Their query is refused</h3>
+        <p class="warning">{r.reason}</p>
+      </div>
+    );
+  return (
+    <div class="card wide" id="preview-rows" role="status">
+      <h3>Rows they see</h3>
+      <p class="muted small">
+        {r.policy ? `Under policy “${r.policy.name}”.` : 'No policy applies: values as stored.'} Masked and
+        hidden cells are labelled.
+      </p>
+      <ResultTable
+        columns={r.result.columns}
+        rows={r.result.rows}
+        truncated={r.result.truncated}
+        messages={r.result.messages}
+        marks={r.marks}
+      />
     </div>
   );
 }

@@ -1,3 +1,4 @@
+import type { WaitingApproval } from '../../../automation/approvals.ts';
 import type { WritePreview } from '../../../governance/preview/index.ts';
 import type { Requirement } from '../../../governance/risk-rules.ts';
 import type { UndoOffer } from '../../../governance/undo/index.ts';
@@ -29,13 +30,7 @@ export function ReviewsPage(props: {
   /** Executed writes whose kept rows can still be put back. */
   undoable?: Array<{ request: QueryRequestRow; undo: UndoOffer }>;
   /** Workflow runs waiting on an approval this person may give. */
-  workflowApprovals: Array<{
-    runId: string;
-    workflowId: string;
-    workflowName: string;
-    step: string;
-    startedAt: Date;
-  }>;
+  workflowApprovals: WaitingApproval[];
   ctx: ReviewContext;
   notice?: string | undefined;
   error?: string | undefined;
@@ -52,18 +47,10 @@ export function ReviewsPage(props: {
       <h2>Workflow approvals waiting for you ({props.workflowApprovals.length})</h2>
       {props.workflowApprovals.length === 0 ? (
         <p class="muted">No workflow run is waiting for your approval.</p>
-      ) : (
-        <ul class="plain card">
-          {props.workflowApprovals.map((a) => (
-            <li>
-              <a href={`/runs/${a.workflowId}/${a.runId}`}>
-                {a.workflowName} — step {a.step}
-              </a>{' '}
-              <span class="muted small">started {when(a.startedAt)}</span>
-            </li>
-          ))}
-        </ul>
-      )}
+      ) : null}
+      {props.workflowApprovals.map((a) => (
+        <ApprovalCard a={a} csrf={props.ctx.csrf} />
+      ))}
       <h2>Your requests ({props.mine.length})</h2>
       {props.mine.length === 0 ? <p class="muted">You have no open or rejected query request.</p> : null}
       {props.mine.map((r) => (
@@ -348,5 +335,71 @@ function Conversation(props: { r: QueryRequestRow; reviews: ReviewRow[]; emails:
         ))}
       </ul>
     </div>
+  );
+}
+
+/**
+ * A workflow run waiting on this person: who started it, with which inputs (as this person's
+ * policy lets them see them), what happens next, and Approve/Reject right here. The form posts to
+ * the run page's approval action, the same domain function as the REST approvals route.
+ */
+function ApprovalCard(props: { a: WaitingApproval; csrf: string }) {
+  const { a } = props;
+  const id = `approval-${a.runId}`;
+  const inputs = Object.entries(a.inputs);
+  return (
+    <article class="card wide approval" id={id} aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>
+        <a href={`/runs/${a.workflowId}/${a.runId}`}>{a.workflowName}</a>{' '}
+        <span class="muted small">
+          waiting at step {a.step} · started {when(a.startedAt)}
+        </span>
+      </h3>
+      <p>
+        Started by <strong>{a.initiator}</strong>
+      </p>
+      {a.inputsHidden ? (
+        <p class="warning small" data-inputs="hidden">
+          {a.inputsHidden}
+        </p>
+      ) : inputs.length > 0 ? (
+        <dl class="inputs" data-inputs="shown">
+          {inputs.map(([k, v]) => (
+            <>
+              <dt>{k}</dt>
+              <dd>
+                <code>{String(v)}</code>
+              </dd>
+            </>
+          ))}
+        </dl>
+      ) : (
+        <p class="muted small">No inputs.</p>
+      )}
+      {a.next ? (
+        <details>
+          <summary>
+            If approved, next: {a.next.name} ({a.next.type})
+          </summary>
+          <pre>{a.next.text}</pre>
+        </details>
+      ) : (
+        <p class="muted small">If approved, the run ends here.</p>
+      )}
+      <form method="post" action={`/runs/${a.workflowId}/${a.runId}/approvals`}>
+        <Csrf token={props.csrf} />
+        <input type="hidden" name="back" value="reviews" />
+        <label for={`${id}-comment`}>Comment (optional)</label>
+        <input id={`${id}-comment`} name="comment" maxlength={2000} />
+        <div class="actions">
+          <button type="submit" name="decision" value="approve">
+            Approve
+          </button>
+          <button type="submit" name="decision" value="reject" class="bad">
+            Reject
+          </button>
+        </div>
+      </form>
+    </article>
   );
 }

@@ -18,7 +18,7 @@ import { runAuditTrail } from '../../../governance/audit-access.ts';
 import { mayRead } from '../../../governance/workflow-access.ts';
 import { RUN_STATUSES } from '../../../workflows/types.ts';
 import { attempt, type PageEnv, pageActor, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
-import { RunPage, RunsPage } from './view.tsx';
+import { RUN_STARTED_NOTICE, RunPage, RunsPage } from './view.tsx';
 
 /** How many runs the runs page lists, newest first across workflows. */
 const RUNS_SHOWN = 50;
@@ -63,6 +63,10 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
     if (!found.ok) return render(c, 'runs', 'Not found', <p class="error">{found.error.detail}</p>, 404);
     const wf = await findWorkflowDefinition(deps, pageCaller(c), workflowId);
     const name = wf?.name ?? workflowId;
+    // "The workflow run started." is news only while it runs: once the run has ended (the page
+    // reloads itself until then) the banner would contradict the status beside it.
+    const ended = found.value.row.finished_at !== null;
+    const notice = c.req.query('notice');
     // The approval step waited on, if any: who started the run, the next step, and whether this
     // person may decide (automation/approvals.ts).
     const approval = await approvalContext(deps, p, wf, found.value);
@@ -92,7 +96,7 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
         deliveryNotes={notes}
         audit={await runAuditTrail(deps.sql, pageCaller(c), runId)}
         csrf={c.get('csrfToken')}
-        notice={c.req.query('notice')}
+        notice={ended && notice === RUN_STARTED_NOTICE ? undefined : notice}
         error={c.req.query('error')}
       />,
     );
@@ -132,7 +136,9 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
     const { workflowId, runId } = c.req.param();
     const form = c.get('form');
     const decision = form.decision === 'reject' ? 'reject' : 'approve';
-    const page = `/runs/${workflowId}/${runId}`;
+    // Decided from the Reviews inbox: back there (a fixed page, never a URL from the form).
+    const fromInbox = form.back === 'reviews';
+    const page = fromInbox ? '/reviews' : `/runs/${workflowId}/${runId}`;
     const out = await attempt(() =>
       decideApproval(deps, c.get('principal'), workflowId, runId, {
         decision,
@@ -144,7 +150,15 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
       c,
       page,
       'notice',
-      decision === 'approve' ? 'You approved this step.' : 'You rejected this step.',
+      fromInbox
+        ? `You ${decision === 'approve' ? 'approved' : 'rejected'} run ${runId}.${
+            decision === 'approve' && out.value.approvals < out.value.required
+              ? ` ${out.value.approvals} of ${out.value.required} approvals so far.`
+              : ''
+          }`
+        : decision === 'approve'
+          ? 'You approved this step.'
+          : 'You rejected this step.',
     );
   });
   return app;

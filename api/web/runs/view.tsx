@@ -100,6 +100,9 @@ export function RunsPage(props: {
 
 type RunShape = ReturnType<typeof presentRun>;
 
+/** The message after starting a run; the run page drops it once the run has ended. */
+export const RUN_STARTED_NOTICE = 'The workflow run started.';
+
 /** One run: each step's status, output and error; approve/reject where the run waits on the user. */
 export function RunPage(props: {
   run: RunShape;
@@ -144,9 +147,15 @@ export function RunPage(props: {
           </>
         ) : null}
       </p>
-      <p>
-        Inputs: <code>{JSON.stringify(r.inputs)}</code>
-      </p>
+      {r.inputs_hidden ? (
+        <p class="warning small" data-inputs="hidden">
+          {r.inputs_hidden}
+        </p>
+      ) : (
+        <p>
+          Inputs: <code>{JSON.stringify(r.inputs)}</code>
+        </p>
+      )}
       {r.status === 'failed' &&
       props.viewerIsInitiator &&
       (r.steps ?? []).some((s) => s.status === 'failed') ? (
@@ -157,7 +166,7 @@ export function RunPage(props: {
           </button>
         </form>
       ) : null}
-      {r.status !== 'running' && r.status !== 'waiting_for_approval' ? (
+      {r.status !== 'running' && r.status !== 'waiting_for_approval' && !r.inputs_hidden ? (
         <details>
           <summary>Run again with the same or edited inputs</summary>
           <form method="post" action={`${base}/rerun`} class="card wide">
@@ -194,8 +203,15 @@ export function RunPage(props: {
           {s.type === 'approval' && s.status === 'waiting' && props.approval ? (
             <div class="approval-context">
               <p>
-                Started by <strong>{props.approval.initiator}</strong> with inputs{' '}
-                <code>{JSON.stringify(r.inputs)}</code>.
+                Started by <strong>{props.approval.initiator}</strong>
+                {r.inputs_hidden ? (
+                  '.'
+                ) : (
+                  <>
+                    {' '}
+                    with inputs <code>{JSON.stringify(r.inputs)}</code>.
+                  </>
+                )}
               </p>
               {props.approval.next ? (
                 <>

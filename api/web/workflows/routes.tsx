@@ -25,6 +25,7 @@ import {
   redirectWith,
   render,
 } from '../kit/page-context.tsx';
+import { RUN_STARTED_NOTICE } from '../runs/view.tsx';
 import { WorkflowEditor } from './editor.tsx';
 import { WorkflowList, WorkflowPage } from './view.tsx';
 
@@ -89,7 +90,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
     // Checked by startRun against the workflow's inputs, as POST /api/v1/workflows/:id/run is.
     const out = await attempt(() => startRun(deps, p, id, inputs, null, 'form'));
     if (!out.ok) return redirectWith(c, `/workflows/${id}`, 'error', out.error.detail);
-    return redirectWith(c, `/runs/${id}/${out.value}`, 'notice', 'The workflow run started.');
+    return redirectWith(c, `/runs/${id}/${out.value}`, 'notice', RUN_STARTED_NOTICE);
   });
 
   app.post('/workflows/:id/archive', adminsOnly, async (c) => {

@@ -53,11 +53,14 @@ export function People(props: { field: string; legend: string; hint: string; peo
           <input type="checkbox" value={`role:${role}`} /> every {role.replace('_', ' ')}
         </label>
       ))}
-      {props.people.map((p) => (
-        <label class="check">
-          <input type="checkbox" value={`user:${p.id}`} /> {p.email}
-        </label>
-      ))}
+      {/* However many people there are, the list scrolls in its own box rather than running off it. */}
+      <div class="people-list">
+        {props.people.map((p) => (
+          <label class="check">
+            <input type="checkbox" value={`user:${p.id}`} /> {p.email}
+          </label>
+        ))}
+      </div>
       <p class="field-error small error" hidden />
     </fieldset>
   );
@@ -197,7 +200,7 @@ export function StepTemplate(props: { kind: string; label: string; e: PickerData
         <People
           field="permissions"
           legend="Approvers"
-          hint="Nobody ticked: any person other than who started the run."
+          hint="Nobody ticked: any admin other than who started the run."
           people={props.e.people}
         />
       </>

@@ -270,27 +270,107 @@
     return part === form ? null : { el: null, slot: part.querySelector('[data-for-part]') };
   }
 
+  // ---- errors in a person's words, once they have had their say ----------------------------
+
+  /**
+   * The API's names for fields, as the form's labels say them: the server's messages name fields
+   * by their JSON keys ("credential_id is required"); a person reads "Credential is required".
+   */
+  const WORDS = /** @type {Record<string, string>} */ ({
+    credential_id: 'credential',
+    query: 'SQL',
+    chat_channel: 'channel',
+    step_name: 'step to reply to',
+    link_text: 'link text',
+    expected_status: 'expected status',
+    include_service_jwt: 'signed x-service-jwt',
+    timeout_seconds: 'timeout',
+    reviews_required: 'approvals needed',
+    on_timeout: 'what happens when it expires',
+    on_false: 'what happens when false',
+    expression: 'condition',
+    endpoint: 'URL',
+    cron_schedule: 'cron schedule',
+    trigger_tracker_label: 'tracker label',
+    run_permissions: 'who may run it',
+    permissions: 'approvers',
+    key: 'input name',
+  });
+  /** A message with API field names and paths replaced by words, starting with a capital. */
+  function words(/** @type {string} */ message) {
+    const said = message
+      .replace(/\bsteps\.(\d+)\b/g, (_, n) => `step ${Number(n) + 1}`)
+      .replace(/\binputs\.(\d+)\b/g, (_, n) => `input ${Number(n) + 1}`)
+      // Only the API's own names: input and step names people chose stay as they wrote them.
+      .replace(/^[a-z_]+(?= is required)|\b[a-z]+_[a-z_]+\b/g, (w) => WORDS[w] ?? w);
+    return said.charAt(0).toUpperCase() + said.slice(1);
+  }
+  /** Where an error is, for the list of errors no field holds: "Step 2 (mark)", "Input 1", "The workflow". */
+  function whereOf(/** @type {string} */ path) {
+    const [kind, n] = path.split('.');
+    if (kind === 'steps' && /^\d+$/.test(n || '')) {
+      const name = /** @type {HTMLInputElement | null} */ (
+        stepsBox.children[Number(n)]?.querySelector('[data-field=name]')
+      )?.value;
+      return `Step ${Number(n) + 1}${name ? ` (${name})` : ''}`;
+    }
+    if (kind === 'inputs' && /^\d+$/.test(n || '')) return `Input ${Number(n) + 1}`;
+    return 'The workflow';
+  }
+
+  /**
+   * A field's error shows once the person has left the field (or changed a choice), or after a
+   * save: an empty form is not a list of mistakes. Touched controls are marked on the control
+   * that carries data-field (a fieldset of checkboxes counts as one).
+   */
+  let saveTried = false;
+  /** @type {Array<{path: string, message: string}>} */
+  let lastErrors = [];
+  function touch(/** @type {EventTarget | null} */ target) {
+    // A header row or a checkbox counts for the fieldset that carries the data-field.
+    const field = target instanceof HTMLElement ? target.closest('[data-field]') : null;
+    if (field && !field.hasAttribute('data-touched')) {
+      field.setAttribute('data-touched', '');
+      showErrors(lastErrors);
+    }
+  }
+  const touched = (/** @type {Element | null | undefined} */ el) =>
+    saveTried || Boolean(el?.closest('[data-field]')?.hasAttribute('data-touched'));
+
+  /** Draws the errors the person may see now; returns how many are drawn. */
   function showErrors(/** @type {Array<{path: string, message: string}>} */ errors) {
+    lastErrors = errors;
     for (const slot of form.querySelectorAll('.field-error')) {
       slot.textContent = '';
       slot.setAttribute('hidden', '');
     }
     for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
     otherErrors.replaceChildren();
+    let shown = 0;
     for (const e of errors) {
       const place = placeOf(e.path);
+      const message = words(e.message);
       if (place?.slot) {
+        // A part-level slot (no field): shown once anything in that part was touched.
+        const part = place.slot.closest('.step, .input-row');
+        const seen = place.el
+          ? touched(place.el)
+          : saveTried || Boolean(part?.querySelector('[data-touched]'));
+        if (!seen) continue;
         place.slot.textContent = place.slot.textContent
-          ? `${place.slot.textContent} ${e.message}.`
-          : `${e.message}.`;
+          ? `${place.slot.textContent} ${message}.`
+          : `${message}.`;
         place.slot.removeAttribute('hidden');
         place.el?.setAttribute('aria-invalid', 'true');
-      } else {
+        shown++;
+      } else if (saveTried) {
         const li = document.createElement('li');
-        li.textContent = `${e.path || 'workflow'}: ${e.message}`;
+        li.textContent = `${whereOf(e.path)}: ${message}`;
         otherErrors.append(li);
+        shown++;
       }
     }
+    return shown;
   }
 
   const UTC = new Intl.DateTimeFormat('en-GB', {
@@ -340,10 +420,16 @@
     if (!res) return say('Could not reach the server to check the workflow.');
     const body = await res.json().catch(() => ({}));
     if (res.status === 200 || res.status === 422) {
-      showErrors(body.errors || []);
+      const all = (body.errors || []).length;
+      const n = showErrors(body.errors || []);
       showPreview(body.cron_next_runs || [], body.warnings || []);
-      const n = (body.errors || []).length;
-      say(n === 0 ? 'No problems found.' : `${n} problem${n === 1 ? '' : 's'} to fix.`);
+      say(
+        all === 0
+          ? 'No problems found.'
+          : n === 0
+            ? 'Not finished yet: fill in the fields.'
+            : `${n} problem${n === 1 ? '' : 's'} to fix.`,
+      );
     } else say(body.detail || `The check failed (${res.status}).`);
   }
 
@@ -371,20 +457,29 @@
     }).catch(() => null);
     if (!res) return say('Could not reach the server; nothing was saved.');
     const body = await res.json().catch(() => ({}));
+    saveTried = true;
     if (res.ok) {
       dirty = false;
       window.location.assign(`/workflows/${body.id}?notice=${encodeURIComponent('Saved.')}`);
       return;
     }
-    showErrors(body.errors || []);
-    say(`Not saved: ${body.detail || res.status}`);
+    const n = showErrors(body.errors || []);
+    say(
+      n > 0
+        ? `Not saved: ${n} problem${n === 1 ? '' : 's'} to fix.`
+        : `Not saved: ${words(String(body.detail || res.status))}`,
+    );
     /** @type {HTMLElement | null} */ (form.querySelector('[aria-invalid=true]'))?.focus();
   }
 
   // ---- events ------------------------------------------------------------------------------
 
   form.addEventListener('input', changed);
-  form.addEventListener('change', changed);
+  form.addEventListener('change', (event) => {
+    touch(event.target);
+    changed();
+  });
+  form.addEventListener('focusout', (event) => touch(event.target));
   form.addEventListener('submit', save);
   form.addEventListener('click', (event) => {
     const button = /** @type {HTMLElement} */ (event.target).closest('button');
