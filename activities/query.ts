@@ -1,8 +1,8 @@
 import { asyncLocalStorage } from '@temporalio/activity';
 import type { Deps } from '../core/deps.ts';
 import { type EvalContext, renderSql } from '../expr/index.ts';
-import { classifyStatement } from '../governance/classify.ts';
 import { DEFAULT_TIMEOUT_SECONDS, type QueryActor, runGovernedQuery } from '../governance/query.ts';
+import { classifyStatement } from '../sql/classify.ts';
 import type { Tx } from '../store/db.ts';
 import { findUserById } from '../store/users.ts';
 import { findCredentialTarget } from '../store/workflows.ts';

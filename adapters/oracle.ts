@@ -248,7 +248,7 @@ export const ORACLE_READ_ONLY = 'SET TRANSACTION READ ONLY';
  * read-only one runs in Oracle's read-only transaction (SET TRANSACTION READ ONLY must be the
  * first statement of its transaction, Oracle SQL Language Reference) and ends with a rollback.
  * DDL commits implicitly and so would leave that transaction: the pipeline never sends DDL as a
- * read (governance/classify.ts).
+ * read (sql/classify.ts).
  */
 export async function oracleRun(
   conn: OracleSession,

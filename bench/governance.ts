@@ -10,7 +10,6 @@ import { createPoolRegistry } from '../adapters/index.ts';
 import { recordAttempt, verifyAuditChain } from '../audit/events.ts';
 import { openMigratedStore } from '../cli/boot.ts';
 import { createLogger } from '../core/logger.ts';
-import { classifyStatement } from '../governance/classify.ts';
 import { connectionConfigFor, poolVersion } from '../governance/connections.ts';
 import {
   DEFAULT_TIMEOUT_SECONDS,
@@ -23,6 +22,7 @@ import {
 import { createUser } from '../identity/manage.ts';
 import { CreateDatabase } from '../registry/database-input.ts';
 import { createDatabase } from '../registry/databases.ts';
+import { classifyStatement } from '../sql/classify.ts';
 import { generateKey, Keyring } from '../store/crypto.ts';
 import { insertGrant } from '../store/grants.ts';
 import { newId } from '../store/ids.ts';

@@ -6,15 +6,15 @@ import { outboundPolicy } from '../core/outbound/policy.ts';
 import { dataConverters, serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal, type TemporalHandle } from '../core/temporal.ts';
 import { canSee } from '../governance/access.ts';
+import { bootstrap } from '../identity/bootstrap.ts';
+import { createChatClient } from '../integrations/chat.ts';
+import { smtpMailer } from '../integrations/mail.ts';
 import {
   allNotifiers,
   chatRequestNotifier,
   mailRequestNotifier,
   type RequestNotifier,
-} from '../governance/notify.ts';
-import { bootstrap } from '../identity/bootstrap.ts';
-import { createChatClient } from '../integrations/chat.ts';
-import { smtpMailer } from '../integrations/mail.ts';
+} from '../integrations/review-notices.ts';
 import { startAccessCache } from '../store/access-cache.ts';
 import { openStore, type Sql } from '../store/db.ts';
 import { loadKeyring } from '../store/keyring-file.ts';

@@ -1,7 +1,7 @@
 import type { AdapterPool, ConnectionConfig } from '../adapters/types.ts';
 import type { Config } from '../config/env.ts';
-import type { RequestNotifier } from '../governance/notify.ts';
 import type { Mailer } from '../integrations/mail.ts';
+import type { RequestNotifier } from '../integrations/review-notices.ts';
 import type { AccessCache } from '../store/access-cache.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { Sql } from '../store/db.ts';

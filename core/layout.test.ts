@@ -146,7 +146,7 @@ const ALLOWED_UPWARD: Record<string, string> = {
   'core/deps.ts -> store/db.ts': 'type-only: the composition root',
   'core/deps.ts -> store/crypto.ts': 'type-only: the composition root',
   'core/deps.ts -> store/access-cache.ts': 'type-only: the composition root',
-  'core/deps.ts -> governance/notify.ts': 'type-only: the composition root',
+  'core/deps.ts -> integrations/review-notices.ts': 'type-only: the composition root',
   'core/deps.ts -> tunnels/hub.ts': 'type-only: the composition root',
   'core/deps.ts -> adapters/types.ts': 'type-only: the composition root',
   'core/deps.ts -> integrations/mail.ts': 'type-only: the composition root',

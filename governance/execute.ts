@@ -4,10 +4,10 @@ import type { AdapterName, BackupStep, ExecuteOptions, ParamValue, QueryResult }
 import { type AuditAttempt, markAudited, type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { AppError } from '../core/errors.ts';
 import { inClientSpan, inSpan } from '../core/tracing.ts';
+import type { StatementClass } from '../sql/classify.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import { updateRequest } from '../store/query-requests.ts';
 import { checkAiUse } from './ai-access.ts';
-import type { StatementClass } from './classify.ts';
 import { poolFor } from './connections.ts';
 import { type AttemptOutcome, runStepAttempt, type StepAttempt } from './once.ts';
 import { planProtection, ServerStyleError } from './protection/index.ts';

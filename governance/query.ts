@@ -1,10 +1,10 @@
 import { type ReviewFacts, recordAttempt } from '../audit/events.ts';
 import { validationFailed } from '../core/errors.ts';
 import { inSpan } from '../core/tracing.ts';
+import { classifyStatement } from '../sql/classify.ts';
 import { newId } from '../store/ids.ts';
 import { insertRequest, insertRevision } from '../store/query-requests.ts';
 import { resolveTarget } from './access.ts';
-import { classifyStatement } from './classify.ts';
 import {
   type AttemptBase,
   DEFAULT_TIMEOUT_SECONDS,
@@ -15,8 +15,9 @@ import {
   settleRequest,
 } from './execute.ts';
 import { encodeParams } from './params.ts';
+import { assessRisk } from './preview/assess.ts';
 import { bypassRefusal } from './review-rules.ts';
-import { assessRisk, requirementFor, requirementNote, reviewsConfigured } from './risk-rules.ts';
+import { requirementFor, requirementNote, reviewsConfigured } from './risk-rules.ts';
 import { protectionRefusal, type SubmitCheck } from './submit-check.ts';
 
 export { canSee, resolveTarget } from './access.ts';

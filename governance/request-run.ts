@@ -4,9 +4,9 @@
 
 import type { ReviewFacts } from '../audit/events.ts';
 import { conflict } from '../core/errors.ts';
+import { classifyStatement } from '../sql/classify.ts';
 import { claimRequest, type QueryRequestRow, updateRequest } from '../store/query-requests.ts';
 import { resolveTarget } from './access.ts';
-import { classifyStatement } from './classify.ts';
 import {
   DEFAULT_TIMEOUT_SECONDS,
   deny,

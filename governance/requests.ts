@@ -7,6 +7,7 @@ import { changeOf, isEmptyChange } from '../audit/event-types.ts';
 import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
+import { classifyStatement } from '../sql/classify.ts';
 import { type DatabaseRow, findDatabase, listCredentials } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -27,20 +28,14 @@ import {
 import { findUserById } from '../store/users.ts';
 import { canSee } from './access.ts';
 import { aiClientRefusal } from './ai-clients.ts';
-import { classifyStatement } from './classify.ts';
 import { decodeParams, encodeParams } from './params.ts';
+import { assessRisk } from './preview/assess.ts';
 import { previewRequest, type WritePreview } from './preview/index.ts';
 import { errorRefusal, hiddenError } from './protection/error-view.ts';
 import { RequestEdit, ReviewComment } from './request-input.ts';
 import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
-import {
-  assessRisk,
-  currentRequirement,
-  type Requirement,
-  requirementFor,
-  roleMayApprove,
-} from './risk-rules.ts';
+import { currentRequirement, type Requirement, requirementFor, roleMayApprove } from './risk-rules.ts';
 import { protectionRefusal } from './submit-check.ts';
 import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
 import { requestUndo, type UndoOffer, undoOffer } from './undo/index.ts';

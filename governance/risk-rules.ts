@@ -4,15 +4,10 @@
 // hold. A write whose level cannot be told (an unreadable statement, rows that could not be
 // counted) is held to the strictest level the credential configures: failing closed, a
 // multi-statement batch cannot hide a DDL from the DDL rule.
-import type { ParamValue } from '../adapters/types.ts';
-import type { CredentialRow, DatabaseRow, RiskLevelName } from '../store/databases.ts';
+import type { CredentialRow, RiskLevelName } from '../store/databases.ts';
 import type { QueryRequestRow } from '../store/query-requests.ts';
 import type { Role } from '../store/users.ts';
-import { encodeParams } from './params.ts';
-import { computePreview } from './preview/index.ts';
-import { type Risk, riskOf } from './preview/risk.ts';
-import { previewPlan } from './preview/statements.ts';
-import type { GovernanceDeps, QueryActor } from './types.ts';
+import type { Risk } from './preview/risk.ts';
 
 export type ApproverRole = 'admin' | 'super_admin';
 
@@ -41,7 +36,7 @@ function stricterRole(a: ApproverRole | null, b: ApproverRole | null): ApproverR
   return RANK[a] >= RANK[b] ? a : b;
 }
 
-type RiskSettings = Pick<CredentialRow, 'reviews_required' | 'risk_reviews'>;
+export type RiskSettings = Pick<CredentialRow, 'reviews_required' | 'risk_reviews'>;
 
 /** What the credential requires for a write at `level` (a read: its reviews_required alone). */
 export function requirementFor(cred: RiskSettings, risk: Risk | null): Requirement {
@@ -74,7 +69,7 @@ export function currentRequirement(
 }
 
 /** Whether `a` asks more than `b`: more approvals, or as many from a higher role. */
-function stricter(a: Requirement, b: Requirement): boolean {
+export function stricter(a: Requirement, b: Requirement): boolean {
   return (
     a.reviews_required > b.reviews_required ||
     (a.reviews_required === b.reviews_required &&
@@ -83,7 +78,7 @@ function stricter(a: Requirement, b: Requirement): boolean {
 }
 
 /** The level whose requirement is strictest (more approvals, then a higher role); ordinary on a tie. */
-function strictest(cred: RiskSettings, why: string): Risk {
+export function strictest(cred: RiskSettings, why: string): Risk {
   let best: Risk = { level: 'ordinary', why };
   let need = requirementFor(cred, best);
   for (const level of LEVELS) {
@@ -94,50 +89,6 @@ function strictest(cred: RiskSettings, why: string): Risk {
     }
   }
   return best;
-}
-
-/**
- * Assesses a statement as `author` submits or edits it: its risk level (null for a read) with
- * the count of rows it touches read as the author's own preview would read them. The count is
- * read only when it can change what the write requires.
- */
-export async function assessRisk(
-  deps: GovernanceDeps,
-  s: {
-    orgId: string;
-    db: DatabaseRow;
-    cred: CredentialRow;
-    author: QueryActor;
-    statement: string;
-    params: ParamValue[];
-    classification: 'read' | 'write';
-  },
-): Promise<Risk | null> {
-  if (s.classification !== 'write') return null;
-  const plan = await previewPlan(s.db.adapter, s.statement);
-  if (plan.kind === 'none') return strictest(s.cred, `its risk could not be assessed: ${plan.reason}`);
-  const fixed = riskOf(plan, null, s.cred.large_write_rows);
-  if (fixed.level !== 'ordinary' || plan.kind !== 'rows') return fixed;
-  // The count costs a round trip to the target: it is read only when a large write needs more
-  // than an ordinary one (else the level changes nothing; the reviewers' preview still shows it).
-  if (!stricter(requirementFor(s.cred, { level: 'large', why: '' }), requirementFor(s.cred, fixed)))
-    return fixed;
-  const preview = await computePreview(
-    deps,
-    {
-      org_id: s.orgId,
-      database_id: s.db.id,
-      credential_id: s.cred.id,
-      statement: s.statement,
-      params: encodeParams(s.params),
-    },
-    s.author,
-  );
-  if (preview.count !== null) return preview.risk;
-  return {
-    level: 'large',
-    why: `the rows it touches could not be counted (${preview.note ?? preview.status}), so it is held to the large level`,
-  };
 }
 
 /** Whether any query on the credential can need a review: else nothing needs assessing. */

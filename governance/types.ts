@@ -5,10 +5,10 @@ import type { ParamValue, QueryResult } from '../adapters/types.ts';
 import type { QueryActor, QueryOrigin } from '../audit/actors.ts';
 import type { PoolSource } from '../core/deps.ts';
 import type { Logger } from '../core/logger.ts';
+import type { RequestNotifier } from '../integrations/review-notices.ts';
 import type { Keyring } from '../store/crypto.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Sql } from '../store/db.ts';
-import type { RequestNotifier } from './notify.ts';
 import type { Delivery, StepAttempt } from './once.ts';
 
 // Who asks lives in audit/ (every domain records it); named here too for the pipeline's steps.

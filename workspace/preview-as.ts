@@ -8,11 +8,11 @@ import type { AdapterName, QueryResult, SchemaTable } from '../adapters/types.ts
 import { actorIsAdmin, type Caller } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import { AppError, forbidden, validationFailed } from '../core/errors.ts';
-import { type PolicyPreview, previewPolicy, previewTables } from '../governance/policy-preview.ts';
 import { runGovernedQuery } from '../governance/query.ts';
 import type { GovernanceDeps } from '../governance/types.ts';
 import { getDatabase } from '../registry/databases.ts';
 import { findUserById } from '../store/users.ts';
+import { type PolicyPreview, previewPolicy, previewTables } from './policy-preview.ts';
 import type { ColumnMark } from './schema.ts';
 
 /** Rows the preview shows: enough to judge the masks, few enough to read. */

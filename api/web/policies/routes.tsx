@@ -2,7 +2,6 @@
 // /api/v1/desk/databases/:id/policies, plus the preview of what a person sees of a table.
 import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
-import { type PolicyPreview, previewPolicy, previewTables } from '../../../governance/policy-preview.ts';
 import {
   createPolicy,
   deletePolicy,
@@ -14,6 +13,7 @@ import {
 import { listPeople } from '../../../identity/directory.ts';
 import { ROLES } from '../../../identity/people.ts';
 import { getDatabase } from '../../../registry/databases.ts';
+import { type PolicyPreview, previewPolicy, previewTables } from '../../../workspace/policy-preview.ts';
 import { previewRowsAs, type RowsPreview } from '../../../workspace/preview-as.ts';
 import {
   attempt,

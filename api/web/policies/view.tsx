@@ -1,10 +1,10 @@
 // Data-protection policies of one database: rules, who they apply to, and a preview
 // of what a person sees of a table. Unnamed columns are hidden by default, and the page says so.
 import type { SchemaTable } from '../../../adapters/types.ts';
-import type { PolicyPreview } from '../../../governance/policy-preview.ts';
 import type { PolicyView } from '../../../governance/protection/policies.ts';
 import type { DatabaseRow } from '../../../store/databases.ts';
 import type { UserRow } from '../../../store/users.ts';
+import type { PolicyPreview } from '../../../workspace/policy-preview.ts';
 import type { RowsPreview } from '../../../workspace/preview-as.ts';
 import { Csrf, Flash, PostButton, ResultTable } from '../kit/components.tsx';
 

@@ -2,7 +2,7 @@
 // (PostgreSQL's own parser) for postgres, node-sql-parser for the others. Whatever cannot be
 // parsed counts as a write, and several statements take the strictest class (fail closed).
 import type { AdapterName } from '../adapters/types.ts';
-import { astify, loadPostgresParser, parsePostgres } from '../sql/parse.ts';
+import { astify, loadPostgresParser, parsePostgres } from './parse.ts';
 
 export type StatementClass = 'read' | 'write';
 

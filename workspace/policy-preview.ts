@@ -4,10 +4,10 @@
 // rule names it (default deny). Nothing here leaves the service that a query would not show:
 // no salt, no rewritten SQL.
 import type { SchemaTable } from '../adapters/types.ts';
+import { poolFor } from '../governance/connections.ts';
+import { describeProtection, type ProtectionDeps } from '../governance/protection/index.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Role } from '../store/users.ts';
-import { poolFor } from './connections.ts';
-import { describeProtection, type ProtectionDeps } from './protection/index.ts';
 
 export type Treatment = 'shown' | 'hidden' | 'masked' | 'hashed' | 'partial';
 
