@@ -1,7 +1,9 @@
 // Named queries a person keeps for themselves or shares with their organization. A saved query is
 // only text: running it goes through the governed pipeline under the runner's own access, so
 // sharing one grants nothing.
+import * as v from 'valibot';
 import { forbidden, notFound } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import { getDatabase } from '../registry/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -21,12 +23,26 @@ export interface Person {
   role: Role;
 }
 
-export interface SavedQueryFields {
-  name: string;
-  statement: string;
-  database_id?: string | null | undefined;
-  shared?: boolean | undefined;
-}
+/**
+ * A saved query, as POST /api/v1/saved-queries and the console's save form both send it: checked
+ * here, by saveQuery and editSavedQuery, so both doors answer the same field errors.
+ */
+export const SavedQueryInput = v.object({
+  name: v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200)),
+  // Blank SQL saves nothing anyone could run.
+  statement: v.pipe(
+    v.string(),
+    v.check((s) => s.trim() !== '', 'statement is required'),
+    v.maxLength(100_000),
+  ),
+  database_id: v.optional(
+    v.nullable(v.pipe(v.string(), v.regex(/^db_[0-9A-Z]{26}$/, 'must be a database id'))),
+  ),
+  shared: v.optional(v.boolean()),
+});
+/** A change to a saved query: any of its fields. */
+export const SavedQueryChange = v.partial(SavedQueryInput);
+export type SavedQueryFields = v.InferInput<typeof SavedQueryInput>;
 
 export function savedQueries(sql: Tx, who: Person): Promise<SavedQueryRow[]> {
   return listSavedQueries(sql, who.orgId, who.userId);
@@ -39,7 +55,8 @@ export async function savedQuery(sql: Tx, who: Person, id: string): Promise<Save
   return row;
 }
 
-export async function saveQuery(sql: Tx, who: Person, f: SavedQueryFields): Promise<SavedQueryRow> {
+export async function saveQuery(sql: Tx, who: Person, raw: SavedQueryFields): Promise<SavedQueryRow> {
+  const f = parseInput(SavedQueryInput, raw);
   const id = newId('sq');
   await insertSavedQuery(sql, {
     id,
@@ -58,8 +75,10 @@ export async function editSavedQuery(
   sql: Tx,
   who: Person,
   id: string,
-  f: Partial<SavedQueryFields>,
+  raw: Partial<SavedQueryFields>,
 ): Promise<SavedQueryRow> {
+  // Input errors come before lookups, as on every other door.
+  const f = parseInput(SavedQueryChange, raw);
   const row = await savedQuery(sql, who, id);
   if (row.owner_id !== who.userId) throw forbidden('only the person who saved this query may change it');
   await updateSavedQuery(sql, id, {

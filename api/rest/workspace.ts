@@ -8,6 +8,8 @@ import {
   editSavedQuery,
   type Person,
   removeSavedQuery,
+  SavedQueryChange,
+  SavedQueryInput,
   savedQueries,
   savedQuery,
   saveQuery,
@@ -19,16 +21,9 @@ import { authenticate } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
 
-const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200));
-const Statement = v.pipe(v.string(), v.minLength(1, 'statement is required'), v.maxLength(100_000));
-const DatabaseId = v.nullable(v.pipe(v.string(), v.regex(/^db_[0-9A-Z]{26}$/, 'must be a database id')));
-const CreateSaved = v.object({
-  name: Name,
-  statement: Statement,
-  database_id: v.optional(DatabaseId),
-  shared: v.optional(v.boolean()),
-});
-const UpdateSaved = v.partial(CreateSaved);
+// The domain's schemas (workspace/saved-queries.ts): the console's save form answers the same errors.
+const CreateSaved = SavedQueryInput;
+const UpdateSaved = SavedQueryChange;
 const HistoryQuery = v.object({ q: v.optional(v.pipe(v.string(), v.maxLength(200))) });
 const SchemaQuery = v.object({
   credential_id: v.optional(v.pipe(v.string(), v.regex(/^crd_[0-9A-Z]{26}$/, 'must be a credential id'))),
