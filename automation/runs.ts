@@ -6,6 +6,7 @@ import type { QueryActor } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import type { TemporalHandle } from '../core/temporal.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
 import { redactRun, valuesRefusal } from '../governance/protection/run-output.ts';
@@ -17,6 +18,7 @@ import * as runStore from '../store/workflow-runs.ts';
 import type { WorkflowRow } from '../store/workflows.ts';
 import { approveUpdate, NOT_PERMITTED, NOT_WAITING, stateQuery } from '../workflows/messages.ts';
 import type { RunSnapshot, RunState, RunTrigger } from '../workflows/types.ts';
+import { type DecisionBody, DecisionInput } from './approval-input.ts';
 import { startExecution } from './execution.ts';
 import { reconcileRun } from './run-sweep.ts';
 import { buildSnapshot } from './snapshot.ts';
@@ -444,8 +446,10 @@ export async function decideApproval(
   principal: Principal,
   workflowId: string,
   runId: string,
-  decision: { decision: 'approve' | 'reject'; comment: string | null },
+  raw: DecisionBody,
 ): Promise<{ approvals: number; required: number }> {
+  // Input errors come before lookups, as on every other door.
+  const decision = parseInput(DecisionInput, raw);
   // Approvals are a person's own act: a key acting for someone else (x-act-as-user) or a service
   // account would let one holder approve as anybody.
   if (principal.actedBy || principal.serviceAccount)

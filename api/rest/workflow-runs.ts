@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import * as v from 'valibot';
+import { DecisionInput } from '../../automation/approval-input.ts';
 import { presentRun, presentRunSummary } from '../../automation/present.ts';
 import {
   cancelRun,
@@ -24,10 +25,8 @@ const ListRuns = v.object({
   ),
 });
 
-const Decision = v.object({
-  decision: v.optional(v.picklist(['approve', 'reject']), 'approve'),
-  comment: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))), null),
-});
+// The domain's schema (automation/approval-input.ts): the approval forms answer the same errors.
+const Decision = DecisionInput;
 
 /**
  * The Idempotency-Key request header (draft-ietf-httpapi-idempotency-key-header section 2.1: an

@@ -1,5 +1,6 @@
 // The runs pages: recent runs across workflows, one run, and acting on it (re-run, retry, cancel, approve).
 import { Hono } from 'hono';
+import type { DecisionBody } from '../../../automation/approval-input.ts';
 import { approvalContext } from '../../../automation/approvals.ts';
 import { findWorkflowDefinition, listWorkflowDefinitions } from '../../../automation/definitions.ts';
 import { deliveryNotes } from '../../../automation/delivery.ts';
@@ -135,13 +136,15 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/runs/:workflowId/:runId/approvals', async (c) => {
     const { workflowId, runId } = c.req.param();
     const form = c.get('form');
+    // Checked by decideApproval with the schema the API uses (automation/approval-input.ts): an
+    // unknown decision is refused, never read as approve.
     const decision = form.decision === 'reject' ? 'reject' : 'approve';
     // Decided from the Reviews inbox: back there (a fixed page, never a URL from the form).
     const fromInbox = form.back === 'reviews';
     const page = fromInbox ? '/reviews' : `/runs/${workflowId}/${runId}`;
     const out = await attempt(() =>
       decideApproval(deps, c.get('principal'), workflowId, runId, {
-        decision,
+        decision: form.decision as DecisionBody['decision'],
         comment: form.comment || null,
       }),
     );
