@@ -5,6 +5,7 @@ import type { QueryResult } from '../adapters/types.ts';
 import { startRun } from '../automation/runs.ts';
 import type { Deps } from '../core/deps.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
+import { parseInput } from '../core/input.ts';
 import { ExprError, type InputType, parseInputValue, renderSql } from '../expr/index.ts';
 import { encodeParams } from '../governance/params.ts';
 import { type GovernanceDeps, resolveTarget, runGovernedQuery } from '../governance/query.ts';
@@ -13,6 +14,7 @@ import type { UserPrincipal } from '../identity/principal.ts';
 import type { DashboardRow, Panel } from '../store/dashboards.ts';
 import { findCredentialTarget, findWorkflow } from '../store/workflows.ts';
 import { actorOfViewer, type Viewer, visibleDashboard } from './manage.ts';
+import { RunActionBody, RunPanelBody } from './schema.ts';
 
 /** Rows a panel shows at most; the result says when it was cut. */
 export const PANEL_MAX_ROWS = 1000;
@@ -55,12 +57,14 @@ export async function findPanel(
  */
 export async function runPanel(deps: GovernanceDeps, v: Viewer, run: PanelRun): Promise<PanelOutcome> {
   const { panel } = run;
-  const missing = panel.inputs.filter((i) => run.inputs[i.key] === undefined);
+  // The schema of POST …/panels/:panelId/run, checked here so the page's form answers the same.
+  const given = parseInput(RunPanelBody, { inputs: run.inputs }).inputs;
+  const missing = panel.inputs.filter((i) => given[i.key] === undefined);
   if (missing.length > 0)
     throw validationFailed(missing.map((i) => ({ path: `inputs.${i.key}`, message: 'a value is required' })));
   const target = await findCredentialTarget(deps.sql, v.orgId, panel.details.credential_id);
   if (!target) throw notFound('the credential of this panel no longer exists');
-  const inputs = Object.fromEntries(panel.inputs.map((i) => [i.key, run.inputs[i.key]!]));
+  const inputs = Object.fromEntries(panel.inputs.map((i) => [i.key, given[i.key]!]));
   let rendered: { text: string; params: Array<string | number | boolean | null> };
   try {
     rendered = renderSql(panel.details.query, { inputs, steps: {} }, target.adapter);
@@ -150,8 +154,10 @@ export async function runAction(
   deps: Pick<Deps, 'sql' | 'config' | 'temporal' | 'logger'>,
   principal: UserPrincipal,
   ref: { dashboardId: string; panelId: string; actionId: string },
-  row: Record<string, string | number | boolean | null>,
+  rawRow: Record<string, string | number | boolean | null>,
 ): Promise<{ runId: string; workflowId: string }> {
+  // The schema of POST …/actions/:actionId/run, checked before any lookup, whichever door.
+  const { row } = parseInput(RunActionBody, { row: rawRow });
   const { panel } = await findPanel(deps, principal, ref.dashboardId, ref.panelId);
   const action = panel.actions.find((a) => a.id === ref.actionId);
   if (!action) throw notFound('no such action');
