@@ -110,6 +110,16 @@ describe('run starts and cancels on the audit log', () => {
     expect(await eventsOf(runId)).toHaveLength(2);
   });
 
+  it('a start retried with its Idempotency-Key is one run and one event', async () => {
+    const headers = { 'idempotency-key': '"run-audit-once"' };
+    const first = await runWorkflow(env, workflowId, { note: INPUT_VALUE }, headers);
+    const again = await runWorkflow(env, workflowId, { note: INPUT_VALUE }, headers);
+    expect(again).toBe(first);
+    await waiting(first);
+    expect((await eventsOf(first)).map((e) => e.event)).toEqual(['run.started']);
+    await env.api('POST', `/api/v1/workflows/${workflowId}/runs/${first}/cancel`, {});
+  });
+
   it('page start and page cancel: one event each by the signed-in person, no key', async () => {
     const res = await form(`/workflows/${workflowId}/run`, { 'input.note': INPUT_VALUE });
     expect(res.status).toBe(303);
