@@ -1,5 +1,6 @@
 // Run bookkeeping: the store learns how every run goes; cron firings become runs here.
 
+import { inTransaction, recordEvent } from '../audit/events.ts';
 import { buildSnapshot } from '../automation/snapshot.ts';
 import type { Deps } from '../core/deps.ts';
 import { parseInputs } from '../expr/index.ts';
@@ -41,18 +42,28 @@ export async function beginScheduledRun(
     ...buildSnapshot(deps.config, wf, { runId: input.runId, trigger: 'cron', initiatorUserId: null, inputs }),
     ...(unsetInputs.length > 0 ? { unsetInputs } : {}),
   };
-  await runs.insertRun(
-    deps.sql,
-    {
-      id: input.runId,
-      workflow_id: wf.id,
-      org_id: wf.org_id,
-      trigger: 'cron',
-      initiator_user_id: null,
-      initiator_api_key_id: null,
-      inputs,
-    },
-    snapshot,
-  );
+  const row = {
+    id: input.runId,
+    workflow_id: wf.id,
+    org_id: wf.org_id,
+    trigger: 'cron' as const,
+    initiator_user_id: null,
+    initiator_api_key_id: null,
+    inputs,
+  };
+  // The run and its start event in one transaction; a retried activity records neither again.
+  // No person starts it: the run is its own actor.
+  await inTransaction(deps.sql, async (tx) => {
+    if (!(await runs.insertRun(tx, row, snapshot))) return;
+    await recordEvent(tx, {
+      orgId: wf.org_id,
+      actor: { kind: 'workflow_run', runId: input.runId, workflowId: wf.id },
+      origin: 'workflow',
+      event: 'run.started',
+      subject: { workflow_id: wf.id, run_id: input.runId, trigger: 'cron', input_keys: Object.keys(inputs) },
+      outcome: 'allowed',
+      detail: `started ${input.runId} (cron schedule)`,
+    });
+  });
   return snapshot;
 }

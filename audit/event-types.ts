@@ -102,6 +102,34 @@ export interface EventSubjects {
   'workflow.created': Change & { workflow_id: string };
   'workflow.updated': Change & { workflow_id: string };
   'workflow.archived': Change & { workflow_id: string };
+  /**
+   * A run recorded and handed to Temporal: by a person or key (`manual`, `api`; a dashboard
+   * action names its dashboard), or by the run itself for `cron` and `tracker` (the webhook
+   * delivery named). Input keys only: input values may be protected data.
+   */
+  'run.started': {
+    workflow_id: string;
+    run_id: string;
+    trigger: string;
+    input_keys: string[];
+    dashboard_id?: string;
+    delivery_id?: string;
+  };
+  /** A cancel Temporal accepted (the run then records itself canceled), or a run canceled before it started. */
+  'run.canceled': { workflow_id: string; run_id: string; status: string; before_start: boolean };
+  /**
+   * A decision the run accepted on its approval step. Whether a comment was given, never its
+   * text: an approver may quote values the run showed them.
+   */
+  'run.approval_decided': {
+    workflow_id: string;
+    run_id: string;
+    step: string;
+    decision: 'approve' | 'reject';
+    commented: boolean;
+    approvals: number;
+    required: number;
+  };
   'run.retry': { workflow_id: string; run_id: string; retry_of: string; from_step: string };
   'run.rerun': { workflow_id: string; run_id: string; rerun_of: string };
   'dashboard.created': Change & { dashboard_id: string };
@@ -186,6 +214,9 @@ export const EVENT_TYPES: { readonly [K in EventType]: EventTypeInfo } = {
   'workflow.created': info('Workflow created', 'automation', true),
   'workflow.updated': info('Workflow changed', 'automation', true),
   'workflow.archived': info('Workflow archived', 'automation', true),
+  'run.started': info('Run started', 'automation'),
+  'run.canceled': info('Run canceled', 'automation'),
+  'run.approval_decided': info('Run approval decided', 'automation'),
   'run.retry': info('Run retried', 'automation'),
   'run.rerun': info('Run re-run', 'automation'),
   'dashboard.created': info('Dashboard created', 'automation', true),

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { QueryActor } from '../audit/actors.ts';
-import { recordEvent } from '../audit/events.ts';
+import { inTransaction, recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
@@ -12,6 +12,7 @@ import { InputError, parseInputs } from '../expr/index.ts';
 import { redactRun, valuesRefusal } from '../governance/protection/run-output.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
 import { isAdmin, type Principal } from '../identity/principal.ts';
+import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { findIdempotentRun, type IdempotentStart, insertRunWithKey } from '../store/run-idempotency.ts';
 import * as runStore from '../store/workflow-runs.ts';
@@ -35,6 +36,21 @@ function temporalOf(deps: RunDeps): TemporalHandle {
   return deps.temporal;
 }
 
+/** Who acts on a run, on the audit log: the person, with the key they came with or that acts for them. */
+export function runActor(principal: Principal): QueryActor {
+  return {
+    kind: 'user',
+    userId: principal.userId,
+    role: principal.role,
+    ...(principal.via === 'api_key' ? { viaApiKeyId: principal.credentialId } : {}),
+    ...(principal.actedBy ? { actingKeyOwnerId: principal.actedBy.ownerUserId } : {}),
+    ...(principal.serviceAccount ? { serviceAccount: true as const } : {}),
+  };
+}
+
+/** Writes a start's audit event, in the transaction that records the run (launch). */
+export type RecordStart = (tx: Tx) => Promise<unknown>;
+
 /** The caller's Idempotency-Key of a start (draft-ietf-httpapi-idempotency-key-header). */
 export interface StartKey {
   key: string;
@@ -54,10 +70,45 @@ export async function startRun(
   rawInputs: Record<string, unknown>,
   idempotency: StartKey | null = null,
   from: 'json' | 'form' = 'json',
+  dashboardId: string | null = null,
 ): Promise<string> {
   // run_permissions: a person who may not start it gets the 404 of a workflow that does not exist.
   const wf = await startableWorkflow(deps, principal, workflowId);
   const inputs = typedInputs(wf, rawInputs, from === 'form');
+  return startTyped(
+    deps,
+    principal,
+    wf,
+    inputs,
+    idempotency,
+    (run) => (tx) =>
+      recordEvent(tx, {
+        orgId: wf.org_id,
+        actor: runActor(principal),
+        origin: dashboardId ? 'dashboard' : 'user',
+        event: 'run.started',
+        subject: {
+          workflow_id: wf.id,
+          run_id: run.runId,
+          trigger: run.trigger,
+          input_keys: Object.keys(inputs),
+          ...(dashboardId ? { dashboard_id: dashboardId } : {}),
+        },
+        outcome: 'allowed',
+        detail: `started ${run.runId} (${run.trigger}${dashboardId ? `, dashboard ${dashboardId}` : ''})`,
+      }),
+  );
+}
+
+/** A start with checked inputs, its audit event built for the run it records. */
+async function startTyped(
+  deps: RunDeps,
+  principal: Principal,
+  wf: WorkflowRow,
+  inputs: Record<string, string | number | boolean>,
+  idempotency: StartKey | null,
+  event: (run: { runId: string; trigger: RunTrigger }) => RecordStart,
+): Promise<string> {
   const run = {
     runId: newId('run'),
     trigger: (principal.via === 'api_key' ? 'api' : 'manual') as RunTrigger,
@@ -67,7 +118,7 @@ export async function startRun(
     inputs,
   };
   if (!idempotency) {
-    await launch(deps, wf, run);
+    await launch(deps, wf, run, event(run));
     return run.runId;
   }
   const key = {
@@ -82,7 +133,7 @@ export async function startRun(
   };
   const earlier = await findIdempotentRun(deps.sql, wf.id, key.caller, key.key);
   if (earlier) return replayStart(deps, earlier, key.requestHash);
-  return launch(deps, wf, run, key);
+  return launch(deps, wf, run, event(run), key);
 }
 
 /** The answer to a repeated key: the earlier run, started now if its start was cut short. */
@@ -122,10 +173,12 @@ export function typedInputs(wf: WorkflowRow, raw: Record<string, unknown>, fromT
 }
 
 /**
- * Records the run with its snapshot, then starts its Temporal execution under the run id. A
- * process that stops in between leaves a row the run sweep starts (automation/run-sweep.ts), so
- * a row never waits forever for an execution. Returns the run id: with an idempotency key taken
- * by a concurrent request, that request's run.
+ * Records the run with its snapshot and its start's audit event (one transaction; a run id
+ * recorded already, as a redelivered tracker webhook's, records neither again), then starts its
+ * Temporal execution under the run id. A process that stops in between leaves a row the run sweep
+ * starts (automation/run-sweep.ts), so a row never waits forever for an execution; a start Temporal
+ * refuses outright leaves the row failed, which the event's run then shows. Returns the run id:
+ * with an idempotency key taken by a concurrent request, that request's run.
  */
 export async function launch(
   deps: RunDeps,
@@ -138,6 +191,7 @@ export async function launch(
     inputs: Record<string, string | number | boolean>;
     resume?: RunSnapshot['resume'];
   },
+  record: RecordStart,
   idempotency?: IdempotentStart,
 ): Promise<string> {
   if (wf.archived_at) throw conflict('the workflow is archived and can no longer run');
@@ -153,10 +207,12 @@ export async function launch(
     inputs: run.inputs,
   };
   if (idempotency) {
-    const taken = await insertRunWithKey(deps.sql, row, snapshot, idempotency);
+    const taken = await insertRunWithKey(deps.sql, row, snapshot, idempotency, record);
     if (!taken.created) return replayStart(deps, taken, idempotency.requestHash);
   } else {
-    await runStore.insertRun(deps.sql, row, snapshot);
+    await inTransaction(deps.sql, async (tx) => {
+      if (await runStore.insertRun(tx, row, snapshot)) await record(tx);
+    });
   }
   try {
     await startExecution(temporal, snapshot);
@@ -323,17 +379,24 @@ export async function rerunRun(
   const original = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!original) throw notFound('no such run');
   const values = inputs ? typedInputs(wf, inputs.values, inputs.fromText) : original.inputs;
-  const newRun = await startRun(deps, principal, workflowId, values);
-  await recordEvent(deps.sql, {
-    orgId: principal.orgId,
-    actor,
-    origin: 'user',
-    event: 'run.rerun',
-    subject: { workflow_id: workflowId, run_id: newRun, rerun_of: runId },
-    outcome: 'allowed',
-    detail: `re-ran ${runId} as ${newRun}`,
-  });
-  return newRun;
+  // One event for the start: the re-run names the run it repeats (no run.started beside it).
+  return startTyped(
+    deps,
+    principal,
+    wf,
+    values,
+    null,
+    (run) => (tx) =>
+      recordEvent(tx, {
+        orgId: principal.orgId,
+        actor,
+        origin: 'user',
+        event: 'run.rerun',
+        subject: { workflow_id: workflowId, run_id: run.runId, rerun_of: runId },
+        outcome: 'allowed',
+        detail: `re-ran ${runId} as ${run.runId}`,
+      }),
+  );
 }
 
 /**
@@ -382,35 +445,40 @@ export async function retryRun(
       'the workflow changed before the failed step, so completed steps would run again: re-run it instead',
     );
   const newRun = newId('run');
-  await launch(deps, wf, {
-    runId: newRun,
-    trigger: row.trigger,
-    initiatorUserId: row.initiator_user_id,
-    initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : row.initiator_api_key_id,
-    inputs: row.inputs,
-    resume: { retryOf: row.id, fromIndex, steps: row.state.steps, approvals: row.state.approvals },
-  });
-  await recordEvent(deps.sql, {
-    orgId: principal.orgId,
-    actor: {
-      kind: 'user',
-      userId: principal.userId,
-      role: principal.role,
-      ...(principal.via === 'api_key' ? { viaApiKeyId: principal.credentialId } : {}),
-      ...(principal.actedBy ? { actingKeyOwnerId: principal.actedBy.ownerUserId } : {}),
+  const fromStep = row.state.steps[fromIndex]!.name;
+  // One event for the start: the retry names the run it resumes (no run.started beside it).
+  await launch(
+    deps,
+    wf,
+    {
+      runId: newRun,
+      trigger: row.trigger,
+      initiatorUserId: row.initiator_user_id,
+      initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : row.initiator_api_key_id,
+      inputs: row.inputs,
+      resume: { retryOf: row.id, fromIndex, steps: row.state.steps, approvals: row.state.approvals },
     },
-    origin: 'user',
-    event: 'run.retry',
-    subject: {
-      workflow_id: wf.id,
-      run_id: newRun,
-      retry_of: row.id,
-      from_step: row.state.steps[fromIndex]!.name,
-    },
-    outcome: 'allowed',
-    detail: `retried ${row.id} from step ${row.state.steps[fromIndex]!.name} as ${newRun}`,
-  });
+    (tx) => recordEvent(tx, retryEvent(principal, wf.id, row.id, newRun, fromStep)),
+  );
   return newRun;
+}
+
+function retryEvent(
+  principal: Principal,
+  workflowId: string,
+  retryOf: string,
+  runId: string,
+  fromStep: string,
+) {
+  return {
+    orgId: principal.orgId,
+    actor: runActor(principal),
+    origin: 'user' as const,
+    event: 'run.retry' as const,
+    subject: { workflow_id: workflowId, run_id: runId, retry_of: retryOf, from_step: fromStep },
+    outcome: 'allowed' as const,
+    detail: `retried ${retryOf} from step ${fromStep} as ${runId}`,
+  };
 }
 
 /** Asks the run to stop; the run records itself as canceled (steps in flight are canceled). */
@@ -426,15 +494,33 @@ export async function cancelRun(
   const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
   if (row.finished_at !== null) throw conflict(`the run has already ended (${row.status})`);
+  const event = (beforeStart: boolean) => ({
+    orgId: principal.orgId,
+    actor: runActor(principal),
+    origin: 'user' as const,
+    event: 'run.canceled' as const,
+    subject: { workflow_id: wf.id, run_id: runId, status: row.status, before_start: beforeStart },
+    outcome: 'allowed' as const,
+    detail: beforeStart ? `canceled ${runId} before it started` : `asked ${runId} to cancel`,
+  });
   try {
     await temporalOf(deps).client.workflow.getHandle(runId).cancel();
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
-    // A row whose execution was never started: canceling it settles it.
-    if (await runStore.settleRun(deps.sql, runId, 'canceled', 'the run was canceled before it started'))
-      return;
+    // A row whose execution was never started: canceling it settles it, with its event.
+    const settled = await inTransaction(deps.sql, async (tx) => {
+      if (!(await runStore.settleRun(tx, runId, 'canceled', 'the run was canceled before it started')))
+        return false;
+      await recordEvent(tx, event(true));
+      return true;
+    });
+    if (settled) return;
     throw conflict('the run has already ended');
   }
+  // After Temporal accepted the request, never before: the event must not claim a cancel Temporal
+  // refused. The store write that follows is the run's own (it records itself canceled), so there
+  // is no transaction to share; a store failure here fails the request, the cancel standing.
+  await recordEvent(deps.sql, event(false));
 }
 
 /**
@@ -458,10 +544,11 @@ export async function decideApproval(
   const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
   if (row.finished_at !== null) throw conflict(`the run has already ended (${row.status})`);
+  let accepted: { approvals: number; required: number; step: string };
   try {
     // The role is the one authentication read from the store for this request (a disabled
     // person's credentials fail there): the validator judges the approver as they are now.
-    return await temporalOf(deps)
+    accepted = await temporalOf(deps)
       .client.workflow.getHandle(runId)
       .executeUpdate(approveUpdate, {
         args: [{ user_id: principal.userId, email: principal.email, role: principal.role, ...decision }],
@@ -473,4 +560,26 @@ export async function decideApproval(
     if (err instanceof WorkflowNotFoundError) throw conflict('the run has already ended');
     throw err;
   }
+  // Recorded once the run accepted the decision (the update returned: its validator passed and
+  // the decision is in the run's history), never before: the event must not claim a decision the
+  // run refused. The decision lives in Temporal, not in a store row, so there is no transaction
+  // to share; a store failure here fails the request with the decision standing.
+  await recordEvent(deps.sql, {
+    orgId: principal.orgId,
+    actor: runActor(principal),
+    origin: 'user',
+    event: 'run.approval_decided',
+    subject: {
+      workflow_id: workflowId,
+      run_id: runId,
+      step: accepted.step,
+      decision: decision.decision,
+      commented: (decision.comment ?? '').trim() !== '',
+      approvals: accepted.approvals,
+      required: accepted.required,
+    },
+    outcome: 'allowed',
+    detail: `${decision.decision === 'approve' ? 'approved' : 'rejected'} step ${accepted.step} of ${runId}`,
+  });
+  return { approvals: accepted.approvals, required: accepted.required };
 }

@@ -1,5 +1,6 @@
 // The tracker label trigger (SPEC.md 2.1 Triggers 4): a verified webhook starts one run of each
 // active workflow whose label the issue just gained, reading inputs from `#### <input>` headings.
+import { recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError } from '../core/errors.ts';
 import { addedLabelIds, type IssueEvent, readIssueInputs } from '../integrations/tracker.ts';
@@ -39,13 +40,28 @@ export async function handleIssueEvent(
     }
     // The run id is fixed by the first delivery; a redelivery starts the same id, which is a no-op.
     const runId = await claimDelivery(deps.sql, deliveryId, wf.id, newId('run'));
-    await launch(deps, wf, {
-      runId,
-      trigger: 'tracker',
-      initiatorUserId: null,
-      initiatorApiKeyId: null,
-      inputs,
-    });
+    await launch(
+      deps,
+      wf,
+      { runId, trigger: 'tracker', initiatorUserId: null, initiatorApiKeyId: null, inputs },
+      // No person starts it: the run is its own actor, the delivery that triggered it named.
+      (tx) =>
+        recordEvent(tx, {
+          orgId: wf.org_id,
+          actor: { kind: 'workflow_run', runId, workflowId: wf.id },
+          origin: 'workflow',
+          event: 'run.started',
+          subject: {
+            workflow_id: wf.id,
+            run_id: runId,
+            trigger: 'tracker',
+            input_keys: Object.keys(inputs),
+            delivery_id: deliveryId,
+          },
+          outcome: 'allowed',
+          detail: `started ${runId} (tracker delivery ${deliveryId})`,
+        }),
+    );
     outcome.runs.push(runId);
   }
   return outcome;

@@ -185,7 +185,7 @@ export async function runAction(
     }
   }
   if (errors.length > 0) throw validationFailed(errors);
-  const runId = await startRun(deps, principal, wf.id, inputs);
+  const runId = await startRun(deps, principal, wf.id, inputs, null, 'json', ref.dashboardId);
   return { runId, workflowId: wf.id };
 }
 

@@ -1,7 +1,7 @@
 // Idempotency keys of run starts (draft-ietf-httpapi-idempotency-key-header): a retried
 // `POST …/run` with the key of an earlier request names the run that request started.
 import type { RunSnapshot } from '../workflows/types.ts';
-import type { Sql } from './db.ts';
+import type { Sql, Tx } from './db.ts';
 import { insertRun, type NewRun } from './workflow-runs.ts';
 
 /** Keys are kept this long; a retry later than that starts a new run. */
@@ -28,14 +28,16 @@ export async function findIdempotentRun(
 }
 
 /**
- * Records the run and its key in one transaction. When a concurrent request with the same key
- * got there first, nothing is written and that request's run is returned instead.
+ * Records the run and its key in one transaction, with `also` (the start's audit event). When a
+ * concurrent request with the same key got there first, nothing is written and that request's
+ * run is returned instead.
  */
 export async function insertRunWithKey(
   sql: Sql,
   run: NewRun,
   snapshot: RunSnapshot,
   idem: IdempotentStart,
+  also: (tx: Tx) => Promise<unknown>,
 ): Promise<{ run_id: string; request_hash: string; created: boolean }> {
   // An expired key is forgotten first, so its slot can take the new run.
   await sql`
@@ -53,6 +55,7 @@ export async function insertRunWithKey(
       on conflict do nothing
       returning run_id`;
       if (rows.length === 0) throw new KeyTaken();
+      await also(tx);
       return true;
     })
     .catch((err: unknown) => {

@@ -29,15 +29,17 @@ export type NewRun = Pick<
 /**
  * Records a run as started, with the snapshot its execution starts with (the sweep starts it from
  * there when the process that wrote the row stopped first); a second insert of the same id (a
- * retried activity) changes nothing.
+ * retried activity) changes nothing. True when the row is new.
  */
-export async function insertRun(sql: Tx, run: NewRun, snapshot: RunSnapshot): Promise<void> {
-  await sql`
+export async function insertRun(sql: Tx, run: NewRun, snapshot: RunSnapshot): Promise<boolean> {
+  const rows = await sql`
     insert into workflow_runs (id, workflow_id, org_id, trigger, initiator_user_id, initiator_api_key_id, inputs, status, snapshot)
     values (${run.id}, ${run.workflow_id}, ${run.org_id}, ${run.trigger}, ${run.initiator_user_id},
             ${run.initiator_api_key_id}, ${sql.json(run.inputs)}, 'running',
             ${sql.json(snapshot as unknown as Parameters<Tx['json']>[0])})
-    on conflict (id) do nothing`;
+    on conflict (id) do nothing
+    returning id`;
+  return rows.length > 0;
 }
 
 /** Moves a running run between running and waiting_for_approval; an ended run stays ended. */

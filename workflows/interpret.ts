@@ -62,7 +62,12 @@ export async function interpretWorkflow(snapshot: RunSnapshot): Promise<RunState
       const approvals = state.approvals.filter(
         (a) => a.step === step.name && a.decision === 'approve',
       ).length;
-      return { approvals, required: step.action.__type__ === 'approval' ? step.action.reviews_required : 0 };
+      return {
+        approvals,
+        required: step.action.__type__ === 'approval' ? step.action.reviews_required : 0,
+        // The step decided, for the audit event the API records once the update is accepted.
+        step: step.name,
+      };
     },
     {
       // Runs before anything is written to history: an unauthorized approver is refused synchronously.

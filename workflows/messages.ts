@@ -10,9 +10,10 @@ export const stateQuery = defineQuery<RunState>('state');
  * approver who is not permitted, the run's initiator, or a second decision by the same person,
  * so the API caller learns synchronously; nothing is written to history for a rejected update.
  */
-export const approveUpdate = defineUpdate<{ approvals: number; required: number }, [ApprovalInput]>(
-  'approve',
-);
+export const approveUpdate = defineUpdate<
+  { approvals: number; required: number; step: string },
+  [ApprovalInput]
+>('approve');
 
 /** Failure types the validator uses; the API maps them to 403 and 409. */
 export const NOT_PERMITTED = 'NotPermitted';

@@ -459,6 +459,18 @@ describe('row actions', () => {
     expect(run.inputs).toEqual({ customer_id: 2, note: 'Grace' });
     expect(run.trigger).toBe('manual');
     expect(run.steps![0]!.output).toMatchObject({ rows: [[2, 'Grace']] });
+    // One start on the audit log, by the member from this dashboard, with input keys only.
+    const started = await w.env.svc.deps.sql<{ actor_user_id: string; origin: string; subject: object }[]>`
+      select actor_user_id, origin, subject from audit_log
+      where event = 'run.started' and subject->>'run_id' = ${res.body.run_id}`;
+    expect(started).toEqual([
+      {
+        actor_user_id: w.member.userId,
+        origin: 'dashboard',
+        subject: expect.objectContaining({ dashboard_id: d.id, input_keys: ['customer_id', 'note'] }),
+      },
+    ]);
+    expect(JSON.stringify(started)).not.toContain('Grace');
 
     // Text cells (as a web form posts them) are read by the input's type.
     const text = await w.call<{ run_id: string }>(

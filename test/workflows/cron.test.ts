@@ -44,6 +44,11 @@ describe('cron schedule', () => {
     const run = await env.waitRun(wf.id, runs[0]!.id);
     expect(run.status).toBe('succeeded');
     expect(env.receiver.requests.filter((r) => r.path === '/cron')).toHaveLength(1);
+    // Recorded once, by the run itself: no person started it.
+    const events = await env.svc.deps.sql<{ actor_kind: string; actor_workflow_run_id: string }[]>`
+      select actor_kind, actor_workflow_run_id from audit_log
+      where event = 'run.started' and subject->>'run_id' = ${runs[0]!.id} and subject->>'trigger' = 'cron'`;
+    expect(events).toEqual([{ actor_kind: 'workflow_run', actor_workflow_run_id: runs[0]!.id }]);
   });
 
   it('updates the schedule when the expression changes', async () => {

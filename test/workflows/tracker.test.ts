@@ -111,5 +111,21 @@ describe('tracker label trigger', () => {
     const received = env.receiver.requests.filter((r) => r.path === '/tracker');
     expect(received).toHaveLength(1);
     expect(JSON.parse(received[0]!.body)).toEqual({ ticket: 'SUP-42', amount: 250 });
+    // One start on the audit log however often it came: by the run itself, input keys only.
+    const events = await env.svc.deps.sql<{ actor_kind: string; origin: string; subject: object }[]>`
+      select actor_kind, origin, subject from audit_log
+      where event = 'run.started' and subject->>'run_id' = ${all[0]!.id}`;
+    expect(events).toEqual([
+      {
+        actor_kind: 'workflow_run',
+        origin: 'workflow',
+        subject: expect.objectContaining({
+          trigger: 'tracker',
+          input_keys: ['ticket', 'amount'],
+          delivery_id: 'dlv-1',
+        }),
+      },
+    ]);
+    expect(JSON.stringify(events)).not.toContain('SUP-42');
   });
 });
