@@ -417,6 +417,45 @@ const STEPS: Step[] = [
     run: () => form(`/dashboards/${ids.pageDash}/edit/unshare`, { role: 'member' }),
   },
   {
+    route: 'POST /dashboards/:id/edit/panels',
+    event: 'dashboard.updated',
+    actor: byRoot,
+    run: () =>
+      form(`/dashboards/${ids.pageDash}/edit/panels`, {
+        title: 'walk panel one',
+        credential: ids.cred!,
+        query: 'select 1 as n',
+        view: 'table',
+      }),
+  },
+  {
+    route: 'POST /dashboards/:id/edit/panels',
+    event: 'dashboard.updated',
+    actor: byRoot,
+    run: async () => {
+      const res = await form(`/dashboards/${ids.pageDash}/edit/panels`, {
+        title: 'walk panel two',
+        credential: ids.cred!,
+        query: 'select 2 as n',
+        view: 'bar',
+      });
+      ids.pagePanel = /[?&]panel=([^&#]+)/.exec(res.headers.get('location') ?? '')?.[1] ?? '';
+      return res;
+    },
+  },
+  {
+    route: 'POST /dashboards/:id/edit/panels/:panelId/move',
+    event: 'dashboard.updated',
+    actor: byRoot,
+    run: () => form(`/dashboards/${ids.pageDash}/edit/panels/${ids.pagePanel}/move`, { dir: 'up' }),
+  },
+  {
+    route: 'POST /dashboards/:id/edit/panels/:panelId/delete',
+    event: 'dashboard.updated',
+    actor: byRoot,
+    run: () => form(`/dashboards/${ids.pageDash}/edit/panels/${ids.pagePanel}/delete`),
+  },
+  {
     route: 'POST /dashboards/:id/delete',
     event: 'dashboard.deleted',
     actor: byRoot,
@@ -507,10 +546,6 @@ const NOT_WALKED: Record<string, string> = {
     'a workflow action records run.started from its dashboard (test/dashboards/api.test.ts)',
   'POST /dashboards/:id/panels/:panelId/submit': 'runs a panel query: a query entry',
   'POST /dashboards/:id/edit/preview': 'runs a draft panel query as its editor: a query entry; saves nothing',
-  'POST /dashboards/:id/edit/panels':
-    'the same domain function as PUT /v1/dashboards/:id (test/browser/dashboard-builder.test.ts)',
-  'POST /dashboards/:id/edit/panels/:panelId/move': 'the same domain function as PUT /v1/dashboards/:id',
-  'POST /dashboards/:id/edit/panels/:panelId/delete': 'the same domain function as PUT /v1/dashboards/:id',
   'POST /dashboards/:id/panels/:panelId/actions/:actionId':
     'a workflow action records run.started from its dashboard (as the REST route)',
   'POST /console': 'runs a query: a query entry',
