@@ -372,10 +372,13 @@ class PostgresPool implements AdapterPool {
   }
 
   /**
-   * The rows the write will touch, then the write, in one REPEATABLE READ transaction: the read
-   * locks the rows (FOR UPDATE) and the write runs on the same snapshot, so it touches exactly the
-   * rows kept (a row changed by someone else in between fails the transaction instead). A failure
-   * leaves the transaction open on a connection execute() closes, which rolls it back.
+   * The rows the write will touch, then the write, in one REPEATABLE READ transaction. Both read
+   * the snapshot the first statement took, so the write touches exactly the rows kept: rows
+   * inserted since are invisible to it, and a kept row changed by someone else since makes the
+   * write fail with a serialization error instead of escaping the backup. No FOR UPDATE: it would
+   * only write a lock into every row the write is about to rewrite anyway (the bench's 1 000-row
+   * write: ×2.49 with it, ×2.24 without). A failure leaves the transaction open on a connection
+   * execute() closes, which rolls it back.
    */
   async #withBackup(
     client: pg.Client,

@@ -9,10 +9,11 @@ import { createActivities } from '../activities/index.ts';
 import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
 import { decodeForReader } from '../automation/temporal-payloads.ts';
+import { deploymentVersion } from '../core/build-id.ts';
 import { serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal } from '../core/temporal.ts';
 import { createUser } from '../identity/manage.ts';
-import { startWorker, WORKFLOWS_PATH } from '../worker/worker.ts';
+import { startWorker, TRACING_WORKFLOW_MODULE, WORKFLOWS_PATH } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
 import { BENCH_ACTOR, benchOrg, startBenchService } from './world.ts';
 
@@ -37,12 +38,27 @@ const bench: Bench = {
     const plainTemporal = await connectTemporal(t.address, plainConfig);
     const plainDeps = { ...deps, config: plainConfig, temporal: plainTemporal };
     const native = await NativeConnection.connect({ address: t.address });
+    // Everything as startWorker sets it but the data converter: the same workflow modules and
+    // sink, and the same deployment version (runs are pinned to it, so an unversioned worker
+    // would never get them).
+    const version = await deploymentVersion(plainConfig);
     const plainWorker = await Worker.create({
       connection: native,
       namespace: t.namespace,
       taskQueue: plainQueue,
       workflowsPath: WORKFLOWS_PATH,
+      interceptors: { workflowModules: [TRACING_WORKFLOW_MODULE] },
+      sinks: { exporter: { export: { fn() {} } } },
       activities: createActivities(plainDeps),
+      ...(version
+        ? {
+            workerDeploymentOptions: {
+              version,
+              useWorkerVersioning: true,
+              defaultVersioningBehavior: 'PINNED' as const,
+            },
+          }
+        : {}),
     });
     const plainDone = plainWorker.run();
     try {

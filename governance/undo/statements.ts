@@ -1,5 +1,6 @@
 // The SQL of undo, built from the write's own parse tree: the read that keeps the rows an UPDATE
-// or DELETE touches (its FROM and WHERE, locked FOR UPDATE), and the inverse statements that put
+// or DELETE touches (its FROM and WHERE; MySQL's locked FOR UPDATE, PostgreSQL's read on the write's
+// REPEATABLE READ snapshot, adapters/postgres.ts), and the inverse statements that put
 // them back. No value is ever written into a statement's text: the kept rows are bound as one
 // parameter, a JSON document, when the inverse runs.
 import type { AdapterName } from '../../adapters/types.ts';
@@ -78,15 +79,6 @@ async function postgresTarget(statement: string): Promise<WriteTarget> {
             targetList: targets,
             fromClause: from,
             ...(f.whereClause ? { whereClause: f.whereClause } : {}),
-            lockingClause: [
-              {
-                LockingClause: {
-                  lockedRels: [{ RangeVar: { relname: alias, inh: true, relpersistence: 'p' } }],
-                  strength: 'LCS_FORUPDATE',
-                  waitPolicy: 'LockWaitBlock',
-                },
-              },
-            ],
             limitOption: 'LIMIT_OPTION_DEFAULT',
             op: 'SETOP_NONE',
           },
