@@ -1,4 +1,4 @@
--- Data-protection policies (issue 6; DESIGN.md pipeline step 5). A policy belongs to one
+-- Data-protection policies (DESIGN.md pipeline step 5). A policy belongs to one
 -- database and lists column rules; it is assigned to users and to roles. A user's own
 -- assignment wins over their role's. A column no rule names is hidden (default deny).
 

@@ -1,4 +1,4 @@
--- Issue 18: rate limits shared by every API replica, remembered consent bound to a redirect URI
+-- Rate limits shared by every API replica, remembered consent bound to a redirect URI
 -- and expiring, sessions a person can see and end.
 
 -- Failure counters of sign-in and the token endpoint (fixed windows; api replicas share them).

@@ -1,4 +1,4 @@
--- Issue 12: a credential may be limited to named users and roles. Without it, everyone who can
+-- A credential may be limited to named users and roles. Without it, everyone who can
 -- see a database can use every credential of it, so an unreviewed credential (reviews_required 0)
 -- beside a reviewed one would silently defeat the review.
 alter table credentials add column restrict_access boolean not null default false;

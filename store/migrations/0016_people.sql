@@ -1,4 +1,4 @@
--- Issue 12: people managed in the service. A deleted person keeps their row (the audit log and
+-- People managed in the service. A deleted person keeps their row (the audit log and
 -- query requests name them), marked deleted and disabled; their address can be invited again.
 alter table users add column deleted_at timestamptz;
 drop index users_email_key;

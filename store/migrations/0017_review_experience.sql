@@ -1,4 +1,4 @@
--- Issue 12 "Review experience": a credential may require a written justification for the
+-- A credential may require a written justification for the
 -- queries that wait for its reviews; every revision of a request's SQL is kept so reviewers see
 -- what an edit changed and which approvals it voided.
 alter table credentials add column justification_required boolean not null default false;

@@ -1,4 +1,4 @@
--- Issue 15: an organization's admins limit a connected AI client — to some databases, or not at
+-- An organization's admins limit a connected AI client — to some databases, or not at
 -- all (disabled) — whoever connected it. No row: the client may do what its person may.
 create table ai_client_controls (
   org_id text not null references organizations(id) on delete cascade,

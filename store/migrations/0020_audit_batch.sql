@@ -1,4 +1,4 @@
--- Issue 14: group commit for the audit log (DESIGN.md pipeline step 6). One call appends a batch
+-- Group commit for the audit log (DESIGN.md pipeline step 6). One call appends a batch
 -- of entries of ONE organization: it takes the chain head's row lock once, chains the entries in
 -- order with the same formula as before (sha256(prev_hash ':' seq ':' body), hex), inserts them
 -- and moves the head once. Under concurrency the writers of one process wait behind one lock

@@ -1,4 +1,4 @@
--- Issue 14: every process keeps access decisions in memory (store/access-cache.ts) and empties
+-- Every process keeps access decisions in memory (store/access-cache.ts) and empties
 -- them when any row they were read from changes. These triggers say so: one NOTIFY per statement
 -- on a table the access reads join, sent when the transaction commits (PostgreSQL folds
 -- identical notifications of one transaction into one, and drops them on rollback).
