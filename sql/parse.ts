@@ -81,6 +81,21 @@ export function deparsePostgres(tree: unknown): string {
   return pgDeparse(tree);
 }
 
+/**
+ * `SELECT <targets> FROM <from> [WHERE <where>]` printed from parse-tree pieces: how a write's own
+ * FROM and WHERE become the read that shows (preview) or keeps (undo) the rows it touches.
+ */
+export function deparseSelect(targetList: unknown[], fromClause: unknown, whereClause?: unknown): string {
+  const select = {
+    targetList,
+    fromClause,
+    ...(whereClause ? { whereClause } : {}),
+    limitOption: 'LIMIT_OPTION_DEFAULT',
+    op: 'SETOP_NONE',
+  };
+  return deparsePostgres({ stmts: [{ stmt: { SelectStmt: select } }] });
+}
+
 /** The parse tree of `sql` by PostgreSQL's grammar; `loadPostgresParser()` must have resolved. */
 export function parsePostgres(sql: string, opts: { copy?: boolean } = {}): PgParseTree {
   const parse = pgParse;

@@ -3,7 +3,14 @@
 // those rows with each SET expression evaluated beside them. Nothing here executes anything.
 import type { AdapterName } from '../../adapters/types.ts';
 import { isObj, nameOf, type Obj } from '../../sql/mysql-tree.ts';
-import { astify, deparsePostgres, loadPostgresParser, parsePostgres, sqlParser } from '../../sql/parse.ts';
+import {
+  astify,
+  deparsePostgres,
+  deparseSelect,
+  loadPostgresParser,
+  parsePostgres,
+  sqlParser,
+} from '../../sql/parse.ts';
 import { as, type Fields, kindOf, list } from '../../sql/pg-tree.ts';
 
 /** Rows of before/after a preview shows at most. */
@@ -92,25 +99,10 @@ async function postgresPlan(statement: string): Promise<PreviewPlan> {
       assigned.push(String(rt.name));
       targets.push({ ResTarget: { name: `set:${String(rt.name)}`, val: rt.val } });
     }
-    const select = {
-      stmts: [
-        {
-          stmt: {
-            SelectStmt: {
-              targetList: targets,
-              fromClause: from,
-              ...(f.whereClause ? { whereClause: f.whereClause } : {}),
-              limitOption: 'LIMIT_OPTION_DEFAULT',
-              op: 'SETOP_NONE',
-            },
-          },
-        },
-      ],
-    };
     return {
       kind: 'rows',
       verb: kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE',
-      select: deparsePostgres(select),
+      select: deparseSelect(targets, from, f.whereClause),
       assigned,
       volatile,
       filtered: f.whereClause !== undefined,

@@ -5,7 +5,7 @@
 // parameter, a JSON document, when the inverse runs.
 import type { AdapterName } from '../../adapters/types.ts';
 import { isObj, nameOf, type Obj } from '../../sql/mysql-tree.ts';
-import { astify, deparsePostgres, loadPostgresParser, parsePostgres, sqlParser } from '../../sql/parse.ts';
+import { astify, deparseSelect, loadPostgresParser, parsePostgres, sqlParser } from '../../sql/parse.ts';
 import { as, type Fields, kindOf, list } from '../../sql/pg-tree.ts';
 
 /** The table a write changes, and how to read the rows it touches. */
@@ -71,21 +71,7 @@ async function postgresTarget(statement: string): Promise<WriteTarget> {
     if (!as(rt.val, 'SetToDefault'))
       targets.push({ ResTarget: { name: `set:${String(rt.name)}`, val: rt.val } });
   }
-  const text = deparsePostgres({
-    stmts: [
-      {
-        stmt: {
-          SelectStmt: {
-            targetList: targets,
-            fromClause: from,
-            ...(f.whereClause ? { whereClause: f.whereClause } : {}),
-            limitOption: 'LIMIT_OPTION_DEFAULT',
-            op: 'SETOP_NONE',
-          },
-        },
-      },
-    ],
-  });
+  const text = deparseSelect(targets, from, f.whereClause);
   return {
     kind: 'target',
     verb: kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE',
