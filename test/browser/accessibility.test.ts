@@ -1,17 +1,11 @@
-// Accessibility over the pages, in Debian's Chromium: axe-core (WCAG 2 A and AA rules) finds no
-// serious or critical violation on any page, at laptop and phone sizes; a skip link leads to the
-// content; the focus ring shows; repeated credential forms keep their ids apart. axe runs through
-// page.evaluate, so the page keeps its strict Content-Security-Policy while it is checked.
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servers } from '../harness/servers.ts';
+import { axe, type Violation } from '../helpers/axe.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let svc: TestService;
 let browser: Browser;
-let axeSource: string;
 let dbId: string;
 
 beforeAll(async () => {
@@ -35,7 +29,6 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(201);
   dbId = ((await res.json()) as { id: string }).id;
-  axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking'],
@@ -45,27 +38,6 @@ afterAll(async () => {
   await browser?.close();
   await svc?.stop();
 });
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-async function axe(page: Page): Promise<Violation[]> {
-  await page.evaluate(axeSource);
-  const result = (await page.evaluate(() =>
-    (window as unknown as { axe: { run(o: unknown): Promise<{ violations: Violation[] }> } }).axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    }),
-  )) as { violations: Violation[]; passes: unknown[] };
-  // axe did run its rules on this page (a check that cannot fail would pass with nothing).
-  expect(result.passes.length).toBeGreaterThan(5);
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ ...v, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) }));
-}
 
 const PAGES = () => [
   '/dashboards',

@@ -3,23 +3,21 @@
 // member role), a member opens it, sees the chart and presses the row action, which starts the
 // workflow with the mapped inputs. Laptop and phone sizes; axe-core on the builder and the
 // dashboard; the dashboard page's weight and the chart script's compressed size.
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DashboardWorld, type Person, startDashboardWorld } from '../dashboards/fixture.ts';
+import { axe } from '../helpers/axe.ts';
 
 const SHOTS = '/work/notes/shots/dashbuilder/';
 let w: DashboardWorld;
 let browser: Browser;
-let axeSource: string;
 const problems: string[] = [];
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   w = await startDashboardWorld();
-  axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking'],
@@ -58,25 +56,6 @@ async function signIn(who: Person, viewport: { width: number; height: number }):
   await page.fill('#password', who.password);
   await Promise.all([page.waitForURL(/dashboards/), page.click('button[type=submit]')]);
   return page;
-}
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  nodes: Array<{ target: string[] }>;
-}
-
-async function axe(page: Page): Promise<Violation[]> {
-  await page.evaluate(axeSource);
-  const result = (await page.evaluate(() =>
-    (window as unknown as { axe: { run(o: unknown): Promise<unknown> } }).axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    }),
-  )) as { violations: Violation[]; passes: unknown[] };
-  expect(result.passes.length).toBeGreaterThan(5);
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ ...v, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) }));
 }
 
 /** No element wider than the window: nothing to scroll sideways on a phone but the tables' own boxes. */

@@ -4,8 +4,7 @@
 // `select *` on a table as the chosen person through the governed pipeline — masked cells for a
 // member under a policy, clear values for an admin, the reason for a person without access —
 // and each preview is a `policy.previewed` audit entry. axe finds no serious violation on the pages.
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir } from 'node:fs/promises';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { newId } from '../../store/ids.ts';
 import { firstOrganization } from '../../store/users.ts';
 import { servers } from '../harness/servers.ts';
+import { axe } from '../helpers/axe.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const SHOTS = '/work/notes/shots/workspace2/';
@@ -23,7 +23,6 @@ const PHONE = { width: 390, height: 844 };
 let svc: TestService;
 let browser: Browser;
 let target: postgres.Sql;
-let axeSource: string;
 let orgId: string;
 const contexts: BrowserContext[] = [];
 const password = `pw-${newId('usr').slice(-12)}`;
@@ -43,7 +42,6 @@ beforeAll(async () => {
   orgId = (await firstOrganization(svc.deps.sql))!.id;
   member.id = (await createUser(svc.deps.sql, { orgId, role: 'member', ...member })).id;
   other.id = (await createUser(svc.deps.sql, { orgId, role: 'admin', ...other })).id;
-  axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--no-first-run'],
@@ -66,26 +64,6 @@ async function signIn(who: { email: string; password: string }, viewport = LAPTO
   await page.fill('#password', who.password);
   await Promise.all([page.waitForURL(/\/dashboards/), page.click('main button[type=submit]')]);
   return page;
-}
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  nodes: Array<{ target: string[] }>;
-}
-
-/** Serious and critical axe violations (WCAG 2.1 A/AA) of the page as it stands. */
-async function axe(page: Page): Promise<Violation[]> {
-  await page.evaluate(axeSource);
-  const result = (await page.evaluate(() =>
-    (window as unknown as { axe: { run(o: unknown): Promise<unknown> } }).axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    }),
-  )) as { violations: Violation[]; passes: unknown[] };
-  expect(result.passes.length).toBeGreaterThan(5);
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ ...v, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) }));
 }
 
 const step = (page: Page, id: string) => page.locator(`#first-run li[data-step="${id}"]`);

@@ -4,13 +4,13 @@
 // inbox without opening the run; a run started from its page loses the "started" banner once it
 // has ended. The workflow editor shows an error only after its field is left, in the form's words.
 // axe finds no serious violation on these pages.
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { mkdir } from 'node:fs/promises';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../identity/manage.ts';
 import { newId } from '../../store/ids.ts';
 import { firstOrganization } from '../../store/users.ts';
+import { axe } from '../helpers/axe.ts';
 import { makeUser, runWorkflow, startWorkflowEnv, type WorkflowEnv } from '../workflows/setup.ts';
 
 const SHOTS = '/work/notes/shots/workspace2/';
@@ -20,7 +20,6 @@ const SECRET = 'vip.customer@example.test';
 
 let env: WorkflowEnv;
 let browser: Browser;
-let axeSource: string;
 const contexts: BrowserContext[] = [];
 const password = `pw-${newId('usr').slice(-12)}`;
 const reviewer = { email: 'rae.reviewer@example.test', password, id: '' };
@@ -63,7 +62,6 @@ beforeAll(async () => {
   });
   expect(wf.status, JSON.stringify(wf.body)).toBe(201);
   workflowId = wf.body.id;
-  axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--no-first-run'],
@@ -84,25 +82,6 @@ async function signIn(who: { email: string; password: string }, path: string, vi
   await page.fill('#password', who.password);
   await Promise.all([page.waitForURL((u) => u.pathname === path), page.click('main button[type=submit]')]);
   return page;
-}
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  nodes: Array<{ target: string[] }>;
-}
-
-async function axe(page: Page): Promise<Violation[]> {
-  await page.evaluate(axeSource);
-  const result = (await page.evaluate(() =>
-    (window as unknown as { axe: { run(o: unknown): Promise<unknown> } }).axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-    }),
-  )) as { violations: Violation[]; passes: unknown[] };
-  expect(result.passes.length).toBeGreaterThan(5);
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ ...v, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) }));
 }
 
 describe('workflow approvals in the Reviews inbox', () => {
