@@ -7,6 +7,7 @@ import { recordEvent } from '../audit/events.ts';
 import type { QueryActor } from '../governance/types.ts';
 import type { CredentialRow, DatabaseRow } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
+import { credentialSettings } from './database-rules.ts';
 
 export interface DatabaseState {
   db: DatabaseRow;
@@ -40,20 +41,7 @@ export function databaseSnapshot(s: DatabaseState): Record<string, unknown> {
     ai_enabled: db.ai_enabled,
     ai_max_rows: db.ai_max_rows,
   };
-  for (const c of s.credentials)
-    out[`credential ${c.id}`] = {
-      username: c.username,
-      hostname: c.hostname,
-      ai_allowed: c.ai_allowed,
-      timeout: c.timeout,
-      reviews_required: c.reviews_required,
-      default_credential: c.default_credential,
-      restrict_access: c.restrict_access,
-      justification_required: c.justification_required,
-      large_write_rows: c.large_write_rows,
-      risk_reviews: c.risk_reviews,
-      undo_max_rows: c.undo_max_rows,
-    };
+  for (const c of s.credentials) out[`credential ${c.id}`] = credentialSettings(c);
   return out;
 }
 

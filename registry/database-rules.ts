@@ -126,3 +126,15 @@ export function checkInvariants(
   });
   if (errors.length > 0) throw validationFailed(errors);
 }
+
+/**
+ * A credential's name and settings, never its password: what the API shows of it and what its
+ * audit record compares, in one list (store/databases.ts CREDENTIAL_SETTINGS).
+ */
+export function credentialSettings(
+  c: Pick<CredentialRow, 'username' | (typeof CREDENTIAL_SETTINGS)[number]>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { username: c.username };
+  for (const key of CREDENTIAL_SETTINGS) out[key] = c[key];
+  return out;
+}

@@ -8,6 +8,7 @@ import {
   PatchDatabase,
   SetupDatabase,
 } from '../../registry/database-input.ts';
+import { credentialSettings } from '../../registry/database-rules.ts';
 import {
   createDatabase,
   type DatabaseWithCredentials,
@@ -177,20 +178,7 @@ export function presentDatabase(
     agent: db.agent_id ? (agents.get(db.agent_id) ?? null) : null,
     ai_enabled: db.ai_enabled,
     ai_max_rows: db.ai_max_rows,
-    credentials: credentials.map((c) => ({
-      id: c.id,
-      username: c.username,
-      hostname: c.hostname,
-      ai_allowed: c.ai_allowed,
-      timeout: c.timeout,
-      reviews_required: c.reviews_required,
-      default_credential: c.default_credential,
-      restrict_access: c.restrict_access,
-      justification_required: c.justification_required,
-      large_write_rows: c.large_write_rows,
-      risk_reviews: c.risk_reviews,
-      undo_max_rows: c.undo_max_rows,
-    })),
+    credentials: credentials.map((c) => ({ id: c.id, ...credentialSettings(c) })),
     inserted_at: db.inserted_at.toISOString(),
     updated_at: db.updated_at.toISOString(),
   };
