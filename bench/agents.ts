@@ -76,8 +76,7 @@ const bench: Bench = {
       // Assigns the database to the agent, which puts it on the agent's allowlist.
       await createDatabase(
         { sql, keyring, pools: deps.pools },
-        org.id,
-        BENCH_ACTOR,
+        { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
         v.parse(CreateDatabase, {
           name: 'bench',
           adapter: 'postgres',

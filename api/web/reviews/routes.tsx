@@ -31,7 +31,7 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
       reviewInbox(gov, pageCaller(c)),
       approvalsWaitingFor(deps, p),
       listPeople(deps.sql, pageCaller(c)),
-      listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
     ]);
     // No write preview here: each is read (and audited) on the request's own page.
     const undoable = await undoableRequests(gov, p.orgId, actor);
@@ -74,7 +74,7 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
     const r = v.request;
     const [users, dbs] = await Promise.all([
       listPeople(deps.sql, pageCaller(c)),
-      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
     ]);
     const ctx = {
       reviews: { [r.id]: v.reviews },

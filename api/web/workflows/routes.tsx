@@ -101,9 +101,8 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   async function editorPage(c: PageContext, wf: WorkflowRow | null) {
-    const p = c.get('principal');
     const [dbs, users, workflows] = await Promise.all([
-      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
       listPeople(deps.sql, pageCaller(c)),
       listWorkflowDefinitions(deps, pageCaller(c), { includeArchived: false, limit: 500 }),
     ]);
