@@ -64,7 +64,8 @@ const bench: Bench = {
       const org = await insertOrganization(sql, { id: newId('org'), name: 'bench' });
       const { agent: row, token } = await registerAgent(
         { sql },
-        { orgId: org.id, name: 'bench', createdBy: null, actor: BENCH_ACTOR },
+        { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
+        'bench',
       );
       const ssl = {
         enabled: true,

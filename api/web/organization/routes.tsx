@@ -83,23 +83,13 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   );
 
   app.post('/organization/agents', async (c) => {
-    const p = c.get('principal');
     // Checked by registerAgent with the schema POST /api/v1/agents uses (registry/agents.ts).
-    const out = await attempt(() =>
-      registerAgent(deps, {
-        orgId: p.orgId,
-        name: c.get('form').name ?? '',
-        createdBy: p.userId,
-        actor: pageActor(c),
-      }),
-    );
+    const out = await attempt(() => registerAgent(deps, pageCaller(c), c.get('form').name ?? ''));
     if (!out.ok) return redirectWith(c, '/organization', 'error', out.error.detail);
     return page(c, { created: { kind: 'agent', name: out.value.agent.name, secret: out.value.token } });
   });
   app.post('/organization/agents/:id/revoke', async (c) => {
-    const out = await attempt(() =>
-      revokeAgent(deps, c.get('principal').orgId, c.req.param('id'), pageActor(c)),
-    );
+    const out = await attempt(() => revokeAgent(deps, pageCaller(c), c.req.param('id')));
     return out.ok
       ? redirectWith(c, '/organization', 'notice', 'The agent was revoked; its tunnel closes.')
       : redirectWith(c, '/organization', 'error', out.error.detail);
