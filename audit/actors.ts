@@ -38,11 +38,12 @@ export type QueryActor =
 
 /**
  * The caller of a domain function: which organization, who, and through which door. Entry points
- * (api/rest, api/web, api/mcp, activities) build it once from the authenticated request.
+ * (api/rest, api/web, api/mcp, activities) build it once from the authenticated request. A
+ * function only some actors may call names their kind (`A`), e.g. an AI client's person.
  */
-export interface Caller {
+export interface Caller<A extends QueryActor = QueryActor> {
   orgId: string;
-  actor: QueryActor;
+  actor: A;
   origin: QueryOrigin;
 }
 
