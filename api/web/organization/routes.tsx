@@ -124,10 +124,9 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/organization/ai-clients', async (c) => {
     const body = await c.req.parseBody({ all: true });
     const ids = [body.database_ids].flat().filter((x): x is string => typeof x === 'string' && x !== '');
-    const p = c.get('principal');
     // Checked by setAiClientControl with the schema the REST route uses (governance/ai-clients.ts).
     const out = await attempt(() =>
-      setAiClientControl(deps.sql, p.orgId, pageActor(c), c.get('form').client_id ?? '', {
+      setAiClientControl(deps.sql, pageCaller(c), c.get('form').client_id ?? '', {
         disabled: c.get('form').disabled === 'on',
         database_ids: ids.length > 0 ? ids : null,
       }),
