@@ -6,6 +6,7 @@
 // transaction looked for. Target ≤ 10 s; before heartbeats it was the step's whole
 // timeout. The time to the run's end adds the statement itself and the workflow task moving off
 // the dead worker's sticky queue.
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
 import { buildDeps } from '../cli/boot.ts';
 import { loadConfig } from '../config/env.ts';
+import { principalCaller } from '../identity/principal.ts';
 import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
 import { startServers } from '../test/harness/start.ts';
@@ -117,7 +119,7 @@ const bench: Bench = {
       const recovery: number[] = [];
       const toEnd: number[] = [];
       for (let i = 0; i < SAMPLES; i++) {
-        const runId = await startRun(deps, principal, wf.id, {});
+        const runId = await startRun(deps, principalCaller(principal), wf.id, {});
         let port = await running(1);
         while (!port) {
           await new Promise((r) => setTimeout(r, 10));

@@ -10,7 +10,7 @@ import { ExprError, type InputType, parseInputValue, renderSql } from '../expr/i
 import { encodeParams } from '../governance/params.ts';
 import { type GovernanceDeps, resolveTarget, runGovernedQuery } from '../governance/query.ts';
 import { listQueryRequests, runRequest } from '../governance/requests.ts';
-import type { UserPrincipal } from '../identity/principal.ts';
+import { principalCaller, type UserPrincipal } from '../identity/principal.ts';
 import type { DashboardRow, Panel } from '../store/dashboards.ts';
 import { findCredentialTarget, findWorkflow } from '../store/workflows.ts';
 import { actorOfViewer, type Viewer, visibleDashboard } from './manage.ts';
@@ -185,7 +185,15 @@ export async function runAction(
     }
   }
   if (errors.length > 0) throw validationFailed(errors);
-  const runId = await startRun(deps, principal, wf.id, inputs, null, 'json', ref.dashboardId);
+  const runId = await startRun(
+    deps,
+    principalCaller(principal),
+    wf.id,
+    inputs,
+    null,
+    'json',
+    ref.dashboardId,
+  );
   return { runId, workflowId: wf.id };
 }
 

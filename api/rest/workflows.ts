@@ -97,7 +97,7 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
       auth: ['apiKey', 'bearer', 'session'],
     }),
     async (c) => {
-      const waiting = await approvalsWaitingFor(deps, c.get('principal'));
+      const waiting = await approvalsWaitingFor(deps, restCaller(c));
       return c.json({
         data: waiting.map((w) => ({
           run_id: w.runId,

@@ -28,7 +28,7 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
     // Query requests and workflow runs waiting on this person (one inbox).
     const [inbox, workflowApprovals, users, dbs] = await Promise.all([
       reviewInbox(gov, pageCaller(c)),
-      approvalsWaitingFor(deps, p),
+      approvalsWaitingFor(deps, pageCaller(c)),
       listPeople(deps.sql, pageCaller(c)),
       listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
     ]);

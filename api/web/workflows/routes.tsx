@@ -82,13 +82,12 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
   // Form values are text: they are read by the inputs' types (`"42"` for an integer); an empty
   // field is left out so the input's default applies.
   app.post('/workflows/:id/run', async (c) => {
-    const p = c.get('principal');
     const id = c.req.param('id');
     const inputs: Record<string, string> = {};
     for (const [k, value] of Object.entries(c.get('form')))
       if (k.startsWith('input.') && value !== '') inputs[k.slice(6)] = value;
     // Checked by startRun against the workflow's inputs, as POST /api/v1/workflows/:id/run is.
-    const out = await attempt(() => startRun(deps, p, id, inputs, null, 'form'));
+    const out = await attempt(() => startRun(deps, pageCaller(c), id, inputs, null, 'form'));
     if (!out.ok) return redirectWith(c, `/workflows/${id}`, 'error', out.error.detail);
     return redirectWith(c, `/runs/${id}/${out.value}`, 'notice', RUN_STARTED_NOTICE);
   });
