@@ -71,7 +71,7 @@ const bench: Bench = {
         permissions: [],
         action: { __type__: 'query' as const, credential_id: credentialId, query, timeout_seconds: 5 },
       });
-      const threeSteps = await createWorkflow(deps, orgId, BENCH_ACTOR, {
+      const threeSteps = await createWorkflow(deps, { orgId, actor: BENCH_ACTOR, origin: 'user' }, {
         name: 'bench three steps',
         group: null,
         cron_schedule: null,
@@ -111,7 +111,7 @@ const bench: Bench = {
       const ratio = percentile(encrypted!, 50) / percentile(plain!, 50);
 
       // A run whose query step returns 100 rows, decoded as the codec endpoint does.
-      const hundred = await createWorkflow(deps, orgId, BENCH_ACTOR, {
+      const hundred = await createWorkflow(deps, { orgId, actor: BENCH_ACTOR, origin: 'user' }, {
         name: 'bench 100 rows',
         group: null,
         cron_schedule: null,

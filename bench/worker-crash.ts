@@ -85,26 +85,30 @@ const bench: Bench = {
     try {
       await target.unsafe(`create table ${table} (id serial primary key)`);
       const { orgId, credentialId, principal } = await benchOrg(deps, pg);
-      const wf = await createWorkflow(deps, orgId, BENCH_ACTOR, {
-        name: 'bench crash',
-        group: null,
-        cron_schedule: null,
-        trigger_tracker_label: null,
-        inputs: [],
-        steps: [
-          {
-            name: 'write',
-            condition: null,
-            permissions: [],
-            action: {
-              __type__: 'query',
-              credential_id: credentialId,
-              query: `insert into ${table} default values returning (select 1 from pg_sleep(2))`,
-              timeout_seconds: 30,
+      const wf = await createWorkflow(
+        deps,
+        { orgId, actor: BENCH_ACTOR, origin: 'user' },
+        {
+          name: 'bench crash',
+          group: null,
+          cron_schedule: null,
+          trigger_tracker_label: null,
+          inputs: [],
+          steps: [
+            {
+              name: 'write',
+              condition: null,
+              permissions: [],
+              action: {
+                __type__: 'query',
+                credential_id: credentialId,
+                query: `insert into ${table} default values returning (select 1 from pg_sleep(2))`,
+                timeout_seconds: 30,
+              },
             },
-          },
-        ],
-      });
+          ],
+        },
+      );
       // The active statement of attempt `n` (its session tag ends with it): its client port.
       const running = async (attempt: number) =>
         (

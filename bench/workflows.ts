@@ -71,7 +71,7 @@ const bench: Bench = {
       const { orgId, credentialId, principal } = await benchOrg(deps, pg);
       // timeout_seconds 5: short steps, which run as local activities (workflows/README.md);
       // null: the default timeouts (30 s), regular activities.
-      const threeSteps = (timeout: number | null): Parameters<typeof createWorkflow>[3] => ({
+      const threeSteps = (timeout: number | null): Parameters<typeof createWorkflow>[2] => ({
         name: `bench three steps (${timeout ?? 'default'} s)`,
         group: null,
         cron_schedule: null,
@@ -112,8 +112,12 @@ const bench: Bench = {
           },
         ],
       });
-      const short = await createWorkflow(deps, orgId, BENCH_ACTOR, threeSteps(5));
-      const long = await createWorkflow(deps, orgId, BENCH_ACTOR, threeSteps(null));
+      const short = await createWorkflow(deps, { orgId, actor: BENCH_ACTOR, origin: 'user' }, threeSteps(5));
+      const long = await createWorkflow(
+        deps,
+        { orgId, actor: BENCH_ACTOR, origin: 'user' },
+        threeSteps(null),
+      );
       const client = deps.temporal!.client;
       const ours = (wfId: string) => async () => {
         const runId = await startRun(deps, principalCaller(principal), wfId, {});

@@ -11,6 +11,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Domain files whose exported functions take a Caller. */
 const FILES = [
   'automation/approvals.ts',
+  'automation/definitions.ts',
   'automation/runs.ts',
   'governance/ai-access.ts',
   'governance/ai-clients.ts',

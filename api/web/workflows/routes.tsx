@@ -20,7 +20,6 @@ import {
   attempt,
   type PageContext,
   type PageEnv,
-  pageActor,
   pageCaller,
   redirectWith,
   render,
@@ -94,7 +93,7 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.post('/workflows/:id/archive', adminsOnly, async (c) => {
     const id = c.req.param('id');
-    const out = await attempt(() => archiveWorkflow(deps, c.get('principal').orgId, pageActor(c), id));
+    const out = await attempt(() => archiveWorkflow(deps, pageCaller(c), id));
     if (!out.ok) return redirectWith(c, `/workflows/${id}`, 'error', out.error.detail);
     return redirectWith(c, '/workflows', 'notice', `Archived ${out.value.name}.`);
   });
