@@ -77,7 +77,7 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       : redirectWith(c, '/organization', 'error', out.error.detail);
   });
   app.post('/organization/api-keys/:id/revoke', async (c) =>
-    (await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id'), pageActor(c)))
+    (await revokeOrgApiKey(deps.sql, pageCaller(c), c.req.param('id')))
       ? redirectWith(c, '/organization', 'notice', 'The API key was revoked.')
       : redirectWith(c, '/organization', 'error', 'No such API key.'),
   );
