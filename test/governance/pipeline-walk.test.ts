@@ -1,14 +1,17 @@
 // Walks of one statement through each door that runs queries — the REST query route, MCP
 // `tools/call run_query` (both protocol revisions), a workflow run's query step — on one service
 // with its real store, PostgreSQL target and Temporal worker. Each walk must enter the governed
-// pipeline exactly once (one "governed query" span in the walk's trace, one `query` audit entry),
-// and the store must hear from nobody but governance/ and the few origins named below while it
-// runs (DESIGN.md "The governed query pipeline": no decision about a query is made elsewhere).
+// pipeline exactly once (one "governed query" span in the walk's trace with one execution and one
+// statement on the target below it, and one `query` audit entry), and the store must hear from
+// nobody but governance/ and the few origins named below while it runs (DESIGN.md "The governed
+// query pipeline": no decision about a query is made elsewhere).
 //
 // How: tracing is on in this process, its spans sent to an OTLP receiver on loopback, and every
-// statement the service's store pool receives is recorded with the stack of the code that created
-// it (test/governance/store-statements.ts). A walk's statements are those run in its trace (for
-// the workflow, under its query step's activities); a statement's issuer is the first frame of the
+// statement the service's store pool and its audit connection receive is recorded with the stack
+// of the code that created it (test/governance/store-statements.ts). A walk's statements are those
+// run in its trace (for the workflow, under its query step's activities): a statement run where
+// no trace context reaches would escape a walk, which the AsyncLocalStorage context manager makes
+// unlikely (the audit writer's batches keep it). A statement's issuer is the first frame of the
 // project outside store/ (the code that called the store function), or, when the stack holds only
 // store frames, the outermost of them.
 import { randomBytes } from 'node:crypto';
@@ -22,14 +25,7 @@ import { servers, workflowBundle } from '../harness/servers.ts';
 import { connect } from '../oauth/flow.ts';
 import { type Receiver, startReceiver } from '../peers/receiver.ts';
 import { projectFrames, type StoreRecorder, type StoreStatement, storeRecorder } from './store-statements.ts';
-import {
-  type AuditJson,
-  eventually,
-  json,
-  type Person,
-  startWorld,
-  type World,
-} from './world.ts';
+import { type AuditJson, eventually, json, type Person, startWorld, type World } from './world.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 
@@ -150,11 +146,21 @@ function under(spans: Span[], spanId: string, root: (s: Span) => boolean): boole
   return false;
 }
 
-/** The pipeline's own span, exactly once, below the walk's door. */
+/**
+ * The pipeline entered exactly once, below the walk's door: one span of runGovernedQuery, one of
+ * executeGoverned inside it, and one statement on the target database inside that.
+ */
 function enteredOnce(walked: Walk, door: (s: Span) => boolean): void {
-  const entries = walked.spans.filter((s) => s.name === 'governed query');
-  expect(entries.map((s) => s.name)).toEqual(['governed query']);
-  expect(under(walked.spans, entries[0]!.spanId, door)).toBe(true);
+  const named = (name: string) => walked.spans.filter((s) => s.name === name);
+  const [entry, ...more] = named('governed query');
+  expect(entry && more.length === 0, 'one "governed query" span').toBe(true);
+  expect(under(walked.spans, entry!.spanId, door)).toBe(true);
+  const [execution, ...executions] = named('governed query execution');
+  expect(execution && executions.length === 0, 'one "governed query execution" span').toBe(true);
+  expect(execution!.parentSpanId).toBe(entry!.spanId);
+  const [target, ...targets] = named('postgresql');
+  expect(target && targets.length === 0, 'one statement on the target').toBe(true);
+  expect(target!.parentSpanId).toBe(execution!.spanId);
 }
 
 /** The statement's `query` audit entries, read through the audit route. */
@@ -169,10 +175,13 @@ async function auditedQueries(statement: string): Promise<AuditJson[]> {
   return data.filter((e) => e.statement === statement);
 }
 
-/** What every walk must show of the store: statements seen, governance among them, nobody else. */
+/**
+ * What every walk must show of the store: statements seen, governance's and the audit append's
+ * among them (so the recorder saw the pool and the audit connection), and nobody else's.
+ */
 function storeHeardOnlyGovernance(statements: StoreStatement[]): void {
-  expect(statements.length).toBeGreaterThan(0);
   expect(statements.some((s) => issuer(s).startsWith('governance/'))).toBe(true);
+  expect(statements.some((s) => /^(audit\/|store\/audit-writer\.ts)/.test(issuer(s)))).toBe(true);
   expect(outOfPlace(statements)).toEqual([]);
 }
 

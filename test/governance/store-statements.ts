@@ -1,10 +1,11 @@
-// Every statement a service's store pool is asked to run, with the call stack of the code that
-// asked. postgres.js keeps the stack of each query's creation when its handler has `debug` set
-// (postgres/src/query.js `origin`); the recorder sets it on the pool and on every transaction
-// begun while it records, and notes each query as it is handed to a connection. Nothing is
-// replaced: the query runs as it would have.
+// Every statement a service's store pool is asked to run — over its connections and over its
+// audit connection (store/audit-lane.ts) — with the call stack of the code that asked. postgres.js
+// keeps the stack of each query's creation when its handler has `debug` set (postgres/src/query.js
+// `origin`); the recorder sets it on the pool, on every transaction begun while it records and on
+// the audit connection's client when a batch takes it, and notes each query as it is handed to a
+// connection. Nothing is replaced: every query and batch runs as it would have.
 import { currentTraceIds, type TraceIds } from '../../core/tracing.ts';
-import type { Sql } from '../../store/db.ts';
+import { auditLaneOf, type Sql } from '../../store/db.ts';
 
 export interface StoreStatement {
   /** The statement's text, placeholders where its values go. */
@@ -22,6 +23,12 @@ interface QueryLike {
   handler: { debug?: unknown };
   readonly origin: string;
   handle(): Promise<void>;
+}
+
+/** A postgres.js client as far as the recorder marks it. */
+interface ClientLike {
+  (strings: TemplateStringsArray): unknown;
+  options: { debug?: unknown };
 }
 
 export interface StoreRecorder {
@@ -51,6 +58,15 @@ export function storeRecorder(sql: Sql): StoreRecorder {
   const marker = () => {};
   const options = (sql as unknown as { options: { debug?: unknown } }).options;
   const pool = probe.handler;
+  // The audit connection is the pool's second client, made and remade by its lane.
+  const lane = auditLaneOf(sql) as unknown as { take(): ClientLike | null } | undefined;
+  const laneClients = new Set<{ handler: { debug?: unknown }; options: { debug?: unknown } }>();
+  const markLane = (client: ClientLike) => {
+    const handler = (client`select 1` as unknown as QueryLike).handler;
+    handler.debug = marker;
+    client.options.debug = marker;
+    laneClients.add({ handler, options: client.options });
+  };
   let seen: StoreStatement[] = [];
   let saved: { options: unknown; pool: unknown; limit: number } | null = null;
   const record = (q: QueryLike) => {
@@ -66,9 +82,23 @@ export function storeRecorder(sql: Sql): StoreRecorder {
       pool.debug = marker;
       seen = [];
       recorders.add(record);
+      if (lane) {
+        const take = Object.getPrototypeOf(lane).take as () => ClientLike | null;
+        lane.take = function (this: typeof lane) {
+          const client = take.call(this);
+          if (client) markLane(client);
+          return client;
+        };
+      }
     },
     stop() {
       recorders.delete(record);
+      if (lane) delete (lane as { take?: unknown }).take;
+      for (const c of laneClients) {
+        c.handler.debug = false;
+        c.options.debug = false;
+      }
+      laneClients.clear();
       if (saved) {
         options.debug = saved.options;
         pool.debug = saved.pool;
