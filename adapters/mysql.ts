@@ -203,7 +203,7 @@ class MysqlPool implements AdapterPool {
   private async backupRead(conn: PoolConnection, backup: BackupStep, signal: AbortSignal) {
     await this.plain(conn, 'START TRANSACTION');
     const read = await this.run(conn, backup.select, backup.params, backup.maxRows, signal);
-    if (read.rows.truncated)
+    if (read.rows.truncated || backup.readRows(read.rows.rows) > backup.maxRows)
       throw new AdapterError(
         `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
         'query',

@@ -128,8 +128,9 @@ function run(
   params: readonly ParamValue[],
   limit: number,
   readOnly = false,
+  lead: string | null = null,
 ) {
-  const q = new CappedQuery(text, params, limit, types, readOnly);
+  const q = new CappedQuery(text, params, limit, types, readOnly, lead);
   client.query(q as unknown as pg.Submittable);
   return q.answer;
 }
@@ -387,9 +388,11 @@ class PostgresPool implements AdapterPool {
     limit: number,
     backup: BackupStep,
   ): Promise<PgAnswer> {
-    await run(client, this.types, 'begin isolation level repeatable read', [], 0);
-    const saved = await run(client, this.types, backup.select, backup.params, backup.maxRows + 1);
-    if (saved.rows.length > backup.maxRows)
+    // BEGIN goes in the same write as the read: one round trip, and the read still takes the
+    // transaction's snapshot, being its first statement.
+    const begin = 'begin isolation level repeatable read';
+    const saved = await run(client, this.types, backup.select, backup.params, 0, false, begin);
+    if (backup.readRows(saved.rows) > backup.maxRows)
       throw new AdapterError(
         `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
         'query',

@@ -6,7 +6,7 @@
 import { mysqlAdapter } from '../adapters/mysql.ts';
 import { postgresAdapter } from '../adapters/postgres.ts';
 import type { AdapterName, AdapterPool, ConnectionConfig } from '../adapters/types.ts';
-import { savedRowsDocument, writeTarget } from '../governance/undo/statements.ts';
+import { rowsRead, savedRowsDocument, writeTarget } from '../governance/undo/statements.ts';
 import { Keyring } from '../store/crypto.ts';
 import type { SqlServer } from '../test/harness/servers.ts';
 import { startServers } from '../test/harness/start.ts';
@@ -55,7 +55,8 @@ async function rows(
     // outside the write's transaction; its cost is the separate planning row below.
     const target = await writeTarget(adapter, statement('k'));
     if (target.kind !== 'target') throw new Error(target.reason);
-    const select = target.select(COLUMNS);
+    const select = target.select(COLUMNS, 10_001);
+    const readRows = (r: unknown[][]) => rowsRead(adapter, r);
     const kept = async () => {
       const write = statement(`k${n++}`);
       return pool.execute(write, [], {
@@ -64,6 +65,7 @@ async function rows(
           select,
           params: [],
           maxRows: 10_000,
+          readRows,
           // What undo keeps: the rows as one sealed document, stored on the service's store.
           save: async (r) => {
             const doc = savedRowsDocument(adapter, saved, r);
@@ -85,6 +87,7 @@ async function rows(
           select,
           params: [],
           maxRows: 10_000,
+          readRows,
           save: async (r) => void keyring.encrypt(savedRowsDocument(adapter, saved, r).json, 'x'),
         },
       });

@@ -1,14 +1,14 @@
 // Whether a write can be undone, and the read that keeps its rows: the table must be a base table
 // with a primary key the write does not change, and the write an UPDATE or DELETE of one table.
-import type { BackupStep, ParamValue } from '../../adapters/types.ts';
+import type { AdapterName, BackupStep, ParamValue } from '../../adapters/types.ts';
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 import { poolFor } from '../connections.ts';
 import { DEFAULT_TIMEOUT_SECONDS } from '../execute.ts';
 import type { GovernanceDeps } from '../types.ts';
-import { pgId, type SavedWrite, writeTarget } from './statements.ts';
+import { pgId, rowsRead, type SavedWrite, writeTarget } from './statements.ts';
 
 export type UndoPlan =
-  | { kind: 'backup'; write: SavedWrite; select: string }
+  | { kind: 'backup'; adapter: AdapterName; write: SavedWrite; select: (limit: number) => string }
   | { kind: 'none'; reason: string };
 
 const PG_TABLE = `
@@ -79,8 +79,9 @@ export async function undoPlan(
   const assigned = target.assigned.map((a) => byName.get(a.toLowerCase()) ?? a);
   return {
     kind: 'backup',
+    adapter: db.adapter,
     write: { verb: target.verb, schema, name, keys, columns: writable, assigned },
-    select: target.select(writable),
+    select: (limit) => target.select(writable, limit),
   };
 }
 
@@ -91,5 +92,13 @@ export function backupStep(
   maxRows: number,
   save: (rows: unknown[][]) => Promise<void>,
 ): BackupStep {
-  return { select: plan.select, params, maxRows, save };
+  const adapter = plan.adapter;
+  return {
+    // One row past the limit is read, so a write above it is told apart from one at it.
+    select: plan.select(maxRows + 1),
+    params,
+    maxRows,
+    readRows: (rows) => rowsRead(adapter, rows),
+    save,
+  };
 }

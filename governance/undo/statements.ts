@@ -17,8 +17,11 @@ export type WriteTarget =
       name: string;
       /** Columns the UPDATE sets. */
       assigned: string[];
-      /** The read of the touched rows, given the table's columns (MySQL lists them; Postgres needs none). */
-      select(columns: string[]): string;
+      /**
+       * The read of the touched rows, given the table's columns (MySQL lists them; Postgres needs
+       * none), reading at most `limit` of them.
+       */
+      select(columns: string[], limit: number): string;
     }
   | { kind: 'none'; reason: string };
 
@@ -71,14 +74,22 @@ async function postgresTarget(statement: string): Promise<WriteTarget> {
     if (!as(rt.val, 'SetToDefault'))
       targets.push({ ResTarget: { name: `set:${String(rt.name)}`, val: rt.val } });
   }
-  const text = deparseSelect(targets, from, f.whereClause);
+  const inner = deparseSelect(targets, from, f.whereClause);
+  // One answer row built by the server: how many rows the read met (for the limit, counted before
+  // any is kept), how many distinct rows are kept, and the document itself, as text, so the driver
+  // parses no row and nothing is re-encoded. A row joined more than once (UPDATE … FROM, DELETE …
+  // USING) is kept once: only then is DISTINCT needed.
+  const joined = from.length > 1;
+  const kept = joined ? 'DISTINCT undo_read.saved_row' : 'undo_read.saved_row';
+  const text = (limit: number) =>
+    `SELECT count(*)::int AS read_rows, count(${kept})::int AS kept_rows, '[' || coalesce(string_agg(${kept}, ','), '') || ']' AS saved_rows FROM (${inner} LIMIT ${Math.trunc(limit)}) AS undo_read`;
   return {
     kind: 'target',
     verb: kind === 'UpdateStmt' ? 'UPDATE' : 'DELETE',
     schema: typeof rel.schemaname === 'string' ? rel.schemaname : null,
     name: String(rel.relname),
     assigned,
-    select: () => text,
+    select: (_columns, limit) => text(limit),
   };
 }
 
@@ -168,31 +179,38 @@ export function inverseStatement(adapter: AdapterName, w: SavedWrite): string {
 }
 
 /**
- * The kept rows as the inverse's parameter. Postgres keeps each row's JSON text; MySQL its hex
- * values, as objects without the NULL ones (JSON_TABLE reads a missing key as NULL).
+ * The kept rows as the inverse's parameter, from the backup's read. Postgres answers one row
+ * holding the document already (the read's count, the kept count, the JSON text); MySQL answers
+ * one row per touched row of hex values, kept as objects without the NULL ones (JSON_TABLE reads
+ * a missing key as NULL). Hex digits need no JSON escaping, so the text is built directly.
  */
 export function savedRowsDocument(
   adapter: AdapterName,
   w: SavedWrite,
   rows: unknown[][],
 ): { json: string; count: number } {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const r of rows) {
-    let doc: string;
-    if (adapter === 'postgres') doc = String(r[0]);
-    else {
-      const o: Record<string, string> = {};
-      w.columns.forEach((_, i) => {
-        if (r[i] !== null && r[i] !== undefined) o[`v${i}`] = String(r[i]);
-      });
-      doc = JSON.stringify(o);
-    }
-    // A row joined more than once (UPDATE … FROM) is kept once.
-    if (!seen.has(doc)) {
-      seen.add(doc);
-      out.push(doc);
-    }
+  if (adapter === 'postgres') {
+    const r = rows[0] ?? [0, 0, '[]'];
+    return { json: String(r[2]), count: Number(r[1]) };
   }
-  return { json: `[${out.join(',')}]`, count: out.length };
+  // A MySQL write kept for undo is of one table (mysqlTarget), so no row is read twice.
+  const out = new Array<string>(rows.length);
+  for (let k = 0; k < rows.length; k++) {
+    const r = rows[k]!;
+    let doc = '';
+    for (let i = 0; i < w.columns.length; i++) {
+      const v = r[i];
+      if (v === null || v === undefined) continue;
+      const hex = String(v);
+      if (!/^[0-9A-F]*$/.test(hex)) throw new Error('a kept value is not hex');
+      doc += `${doc ? ',' : ''}"v${i}":"${hex}"`;
+    }
+    out[k] = `{${doc}}`;
+  }
+  return { json: `[${out.join(',')}]`, count: rows.length };
+}
+
+/** How many rows the backup's read met, held against the credential's limit. */
+export function rowsRead(adapter: AdapterName, rows: unknown[][]): number {
+  return adapter === 'postgres' ? Number(rows[0]?.[0] ?? 0) : rows.length;
 }
