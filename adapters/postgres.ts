@@ -2,6 +2,7 @@
 // the user's values as bind parameters, in one round trip whose Execute carries a row limit, so a
 // capped query never transfers more than maxRows + 1 rows (adapters/postgres-query.ts).
 import pg from 'pg';
+import { startKeeping } from './backup.ts';
 import { guardedConnect } from './connect.ts';
 import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
 import { Lender } from './lender.ts';
@@ -398,16 +399,15 @@ class PostgresPool implements AdapterPool {
         'query',
         'BACKUP_LIMIT',
       );
-    const answer = await run(client, this.types, text, params, limit);
+    const keeping = startKeeping(backup, saved.rows);
+    let answer: PgAnswer;
     try {
-      await backup.save(saved.rows);
-    } catch {
-      throw new AdapterError(
-        'the rows to undo could not be kept; nothing was written',
-        'query',
-        'BACKUP_FAILED',
-      );
+      answer = await run(client, this.types, text, params, limit);
+    } catch (err) {
+      await keeping.written(false);
+      throw err;
     }
+    await keeping.written(true);
     const committed = await run(client, this.types, 'commit', [], 0);
     // A transaction that failed answers COMMIT with ROLLBACK.
     if (committed.command !== 'COMMIT')

@@ -90,7 +90,7 @@ export function backupStep(
   plan: Extract<UndoPlan, { kind: 'backup' }>,
   params: ParamValue[],
   maxRows: number,
-  save: (rows: unknown[][]) => Promise<void>,
+  save: BackupStep['save'],
 ): BackupStep {
   const adapter = plan.adapter;
   return {

@@ -51,12 +51,14 @@ async function postgresTarget(statement: string): Promise<WriteTarget> {
   const from = [{ RangeVar: rel }, ...list(kind === 'UpdateStmt' ? f.fromClause : f.usingClause)];
   const assigned: string[] = [];
   // The row as JSON text: every type keeps its exact text form (numeric digits, microseconds,
-  // bytea hex), which jsonb_populate_recordset reads back into the same values.
+  // bytea hex), which jsonb_populate_recordset reads back into the same values. row_to_json
+  // writes the text at once; to_jsonb built a jsonb value first (the bench's 1 000 rows: 5.2 ms
+  // against 3.7 ms for the read).
   const row = {
     TypeCast: {
       arg: {
         FuncCall: {
-          funcname: [{ String: { sval: 'to_jsonb' } }],
+          funcname: [{ String: { sval: 'row_to_json' } }],
           args: [{ ColumnRef: { fields: [{ String: { sval: alias } }, { A_Star: {} }] } }],
           funcformat: 'COERCE_EXPLICIT_CALL',
         },
