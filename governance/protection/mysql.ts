@@ -6,6 +6,7 @@
 import type { DbSchema } from '../../sql/catalog.ts';
 import { isObj, leadingKeyword, list, nameOf, type Obj, qualifier } from '../../sql/mysql-tree.ts';
 import { sqlParser } from '../../sql/parse.ts';
+import { standInJsonTables } from './mysql-json-table.ts';
 import { checkUsing, escapeName, LITERALS, protectMysql } from './mysql-mask.ts';
 import { itemTexts, parseMysql, restoreMarks } from './mysql-parse.ts';
 import {
@@ -33,7 +34,8 @@ export function rewriteMysql(
       `${keyword || 'this statement'} is refused under a data-protection policy; SELECT, INSERT, REPLACE, UPDATE, DELETE and table DDL run when they read no protected column`,
     );
   }
-  const normal = normalize(sql);
+  const twin = standInJsonTables(sql);
+  const normal = normalize(twin.sql);
   const { ast, grammar } = parseMysql(normal.sql, flavor);
   const stmts = Array.isArray(ast) ? ast : [ast];
   if (stmts.length !== 1 || !isObj(stmts[0]))
@@ -41,7 +43,7 @@ export function rewriteMysql(
   const stmt = stmts[0];
   checkIdentifiers(stmt);
   restoreMarks(stmt, normal);
-  const texts = itemTexts(stmt, sql);
+  const texts = itemTexts(stmt, twin.sql);
   let rewriter = new MysqlRewriter(schema, rules, texts, grammar);
   try {
     // Writes are checked, not rewritten: nothing protected may be read (mysql-write.ts).
@@ -56,7 +58,7 @@ export function rewriteMysql(
     if (err instanceof UnknownColumnError) throw new UnknownColumnError(err.parts, true, rewriter.clause);
     throw err;
   }
-  return sqlParser().sqlify(stmt as never, { database: grammar });
+  return twin.restore(sqlParser().sqlify(stmt as never, { database: grammar }));
 }
 
 /** First keywords of statements the analysis reads (mysql-write.ts for the writes). */
