@@ -114,7 +114,8 @@ export async function undoExecution(
   if (plan.kind === 'none') return {};
   const days = deps.config?.undoRetentionDays ?? DEFAULT_RETENTION_DAYS;
   // Runs while the write runs (adapters/backup.ts): the rows and the record that they were kept
-  // (a count, never a value) in one store transaction, committed only once the write ran.
+  // (a count, never a value) in one store transaction, committed only once the write ran. Until
+  // then it holds a store connection, and the request row's key lock of the backup's reference.
   const save = async (rows: unknown[][], written: Promise<boolean>) => {
     const doc = savedRowsDocument(db.adapter, plan.write, rows);
     const expires = new Date(Date.now() + days * DAY_MS);
@@ -134,6 +135,9 @@ export async function undoExecution(
         rows_enc: sealed,
         expires_at: expires,
       });
+      // A write that failed keeps nothing: the throw rolls this transaction back. Waited for
+      // before the audit event, whose append locks the chain's head until this commits.
+      if (!(await written)) throw new Error('the write did not run; its rows are not kept');
       await recordEvent(tx, {
         orgId: r.org_id,
         actor: runner,
@@ -149,8 +153,6 @@ export async function undoExecution(
         outcome: 'allowed',
         detail: `${doc.count} row(s) of ${plan.write.schema}.${plan.write.name} kept for undo until ${expires.toISOString()}`,
       });
-      // A write that failed keeps nothing: the throw rolls this transaction back.
-      if (!(await written)) throw new Error('the write did not run; its rows are not kept');
     });
   };
   return { backup: backupStep(plan, params, cred.undo_max_rows, save) };

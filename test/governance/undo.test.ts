@@ -442,4 +442,17 @@ describe.each(ENGINES)('undo by a member under a policy on $name', (engine) => {
     expect(all).toMatch(/failed/);
     for (const s of leaks) expect(all).not.toContain(s);
   });
+
+  it('a write that fails after its rows were read keeps nothing, and says nothing was kept', async () => {
+    // The read meets row 42; the write then fails on the unique ssn (users_ssn_unique, above).
+    const id = await approved('author', `update users set ssn = '${SECRETS.ssns[0]}' where id = 42`);
+    const ran = await call('author', 'POST', `/${id}/run`, {});
+    expect(ran.status, await ran.clone().text()).not.toBe(200);
+    const kept = await t.fx.svc.deps.sql`select 1 from request_backups where request_id = ${id}`;
+    expect(kept).toHaveLength(0);
+    const saved = await t.fx.svc.deps.sql`
+      select 1 from audit_log where event = 'query_request.backup_saved' and subject->>'request_id' = ${id}`;
+    expect(saved).toHaveLength(0);
+    expect((await call('author', 'POST', `/${id}/undo`, {})).status).toBe(409);
+  });
 });
