@@ -4,9 +4,9 @@
 // Tree helpers are in sql/mysql-tree.ts, outright refusals in mysql-refuse.ts.
 
 import type { DbSchema } from '../../sql/catalog.ts';
+import { standInJsonTables } from '../../sql/mysql-json-table.ts';
 import { isObj, leadingKeyword, list, nameOf, type Obj, qualifier } from '../../sql/mysql-tree.ts';
 import { sqlParser } from '../../sql/parse.ts';
-import { standInJsonTables } from './mysql-json-table.ts';
 import { checkUsing, escapeName, LITERALS, protectMysql } from './mysql-mask.ts';
 import { itemTexts, parseMysql, restoreMarks } from './mysql-parse.ts';
 import {
@@ -18,7 +18,13 @@ import {
 } from './mysql-refuse.ts';
 import { itemName, normalize } from './mysql-text.ts';
 import { checkMysqlWrite } from './mysql-write.ts';
-import { ProtectionRefusedError, type RuleBook, UnknownColumnError, UnknownObjectError } from './rules.ts';
+import {
+  ProtectionParseError,
+  ProtectionRefusedError,
+  type RuleBook,
+  UnknownColumnError,
+  UnknownObjectError,
+} from './rules.ts';
 import { baseEntry, type Entry, type Level, Scope } from './scope.ts';
 
 /** Rewrites one MySQL/MariaDB statement for a policy; returns the SQL to run. */
@@ -58,7 +64,10 @@ export function rewriteMysql(
     if (err instanceof UnknownColumnError) throw new UnknownColumnError(err.parts, true, rewriter.clause);
     throw err;
   }
-  return twin.restore(sqlParser().sqlify(stmt as never, { database: grammar }));
+  const printed = twin.restore(sqlParser().sqlify(stmt as never, { database: grammar }));
+  if (printed === null)
+    throw new ProtectionParseError('this JSON_TABLE could not be analyzed; ask an admin to run it');
+  return printed;
 }
 
 /** First keywords of statements the analysis reads (mysql-write.ts for the writes). */

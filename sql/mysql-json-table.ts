@@ -1,14 +1,14 @@
 // JSON_TABLE over one bound parameter, which node-sql-parser does not read (the inverse of an undo
-// on MySQL/MariaDB is such a statement, governance/undo/statements.ts). Its rows come from the
-// parameter alone and it reads no table, so for the analysis it stands in as a derived table of
-// the same columns over that parameter, `(SELECT ? AS c0, NULL AS c1, …)`, which the parser
+// on MySQL/MariaDB is such a statement, governance/undo/statements.ts), for the data-protection
+// analysis (governance/protection/mysql.ts). Its rows come from the parameter alone and it reads
+// no table, so for the analysis it stands in as a derived table of the same columns over that
+// parameter, `(SELECT ? AS c0, NULL AS c1, …)`, which the parser
 // reads; once the statement is checked and printed, the derived table is put back as the
-// JSON_TABLE, rebuilt from the parts checked here. Only this exact shape is read: a document that
-// is a `?`, plain names, plain paths, a few types; any other JSON_TABLE is left to the parser,
-// which refuses it (fail closed).
+// JSON_TABLE, rebuilt from the parts checked here (null when it is not found as printed: the caller
+// refuses). Only this exact shape is read: a document that is a `?`, plain names, plain paths, a
+// few types; any other JSON_TABLE is left to the parser, which cannot read it (fail closed).
 import { randomBytes } from 'node:crypto';
-import { type Token, tokenize } from './mysql-text.ts';
-import { ProtectionParseError } from './rules.ts';
+import { type Token, tokenize } from './mysql-tokens.ts';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** `$[*]`, `$.name`, `$.a.b`: a path that selects by plain names and every array element only. */
@@ -27,7 +27,7 @@ interface Found {
 }
 
 /** The statement with each JSON_TABLE over a parameter as a derived table, and how to put it back. */
-export function standInJsonTables(sql: string): { sql: string; restore(printed: string): string } {
+export function standInJsonTables(sql: string): { sql: string; restore(printed: string): string | null } {
   const tokens = tokenize(sql);
   const found: Found[] = [];
   for (let i = 0; i < tokens.length; i++) {
@@ -46,13 +46,10 @@ export function standInJsonTables(sql: string): { sql: string; restore(printed: 
       let text = printed;
       for (const f of found) {
         const parts = text.split(f.stand);
-        if (parts.length !== 2)
-          throw new ProtectionParseError('this JSON_TABLE could not be analyzed; ask an admin to run it');
+        if (parts.length !== 2) return null;
         text = parts.join(f.text);
       }
-      if (found.some((f) => text.includes(f.mark)))
-        throw new ProtectionParseError('this JSON_TABLE could not be analyzed; ask an admin to run it');
-      return text;
+      return found.some((f) => text.includes(f.mark)) ? null : text;
     },
   };
 }
