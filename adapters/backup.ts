@@ -6,10 +6,11 @@ import { AdapterError } from './errors.ts';
 import type { BackupStep } from './types.ts';
 
 export interface Keeping {
-  /** Says how the write went; resolves once the rows are kept, or throws BACKUP_FAILED. */
-  written(ok: true): Promise<void>;
-  /** The write failed: waits for the keeper to give up, whatever it answers. */
-  written(ok: false): Promise<void>;
+  /**
+   * Says how the write went. After a write that ran: resolves once the rows are kept, or throws
+   * BACKUP_FAILED. After one that failed: waits for the keeper to give up, whatever it answers.
+   */
+  written(ok: boolean): Promise<void>;
 }
 
 export function startKeeping(backup: BackupStep, rows: unknown[][]): Keeping {
@@ -35,5 +36,5 @@ export function startKeeping(backup: BackupStep, rows: unknown[][]): Keeping {
           'BACKUP_FAILED',
         );
     },
-  } as Keeping;
+  };
 }
