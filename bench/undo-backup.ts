@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { mysqlAdapter } from '../adapters/mysql.ts';
 import { postgresAdapter } from '../adapters/postgres.ts';
 import type { AdapterName, AdapterPool, ConnectionConfig } from '../adapters/types.ts';
-import { rowsRead, savedRowsDocument, writeTarget } from '../governance/undo/statements.ts';
+import { keptColumns, rowsRead, savedRowsDocument, writeTarget } from '../governance/undo/statements.ts';
 import { Keyring } from '../store/crypto.ts';
 import type { SqlServer } from '../test/harness/servers.ts';
 import { startServers } from '../test/harness/start.ts';
@@ -57,7 +57,7 @@ async function rows(
     // outside the write's transaction; its cost is the separate planning row below.
     const target = await writeTarget(adapter, statement('k'));
     if (target.kind !== 'target') throw new Error(target.reason);
-    const select = target.select(COLUMNS, 10_001);
+    const select = target.select(keptColumns(saved), 10_001);
     const readRows = (r: unknown[][]) => rowsRead(adapter, r);
     const kept = async () => {
       const write = statement(`k${n++}`);

@@ -5,7 +5,7 @@ import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 import { poolFor } from '../connections.ts';
 import { DEFAULT_TIMEOUT_SECONDS } from '../execute.ts';
 import type { GovernanceDeps } from '../types.ts';
-import { pgId, rowsRead, type SavedWrite, writeTarget } from './statements.ts';
+import { keptColumns, pgId, rowsRead, type SavedWrite, writeTarget } from './statements.ts';
 
 export type UndoPlan =
   | { kind: 'backup'; adapter: AdapterName; write: SavedWrite; select: (limit: number) => string }
@@ -77,11 +77,12 @@ export async function undoPlan(
   const writable = columns.filter((c) => !c.generated).map((c) => c.name);
   const byName = new Map(writable.map((c) => [c.toLowerCase(), c]));
   const assigned = target.assigned.map((a) => byName.get(a.toLowerCase()) ?? a);
+  const write: SavedWrite = { verb: target.verb, schema, name, keys, columns: writable, assigned };
   return {
     kind: 'backup',
     adapter: db.adapter,
-    write: { verb: target.verb, schema, name, keys, columns: writable, assigned },
-    select: (limit) => target.select(writable, limit),
+    write,
+    select: (limit) => target.select(keptColumns(write), limit),
   };
 }
 

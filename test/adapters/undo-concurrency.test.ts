@@ -12,6 +12,7 @@ import { postgresAdapter } from '../../adapters/postgres.ts';
 import type { AdapterName, AdapterPool, QueryResult } from '../../adapters/types.ts';
 import {
   inverseStatement,
+  keptColumns,
   rowsRead,
   type SavedWrite,
   savedRowsDocument,
@@ -22,6 +23,16 @@ import { configFor } from './configs.ts';
 
 const OPTS = { maxRows: 100, timeoutSeconds: 20 };
 const COLUMNS = ['id', 'v', 'u'];
+/** The kept write: `update … set v = 'w' where …` of a table (id primary key, v, u). */
+const SAVED: SavedWrite = {
+  verb: 'UPDATE',
+  schema: '',
+  name: '',
+  keys: ['id'],
+  columns: COLUMNS,
+  assigned: ['v'],
+};
+const KEPT = keptColumns(SAVED);
 
 /** Polls `check` until it holds (the other session is waiting at the gate). */
 async function until(check: () => Promise<boolean>): Promise<void> {
@@ -35,14 +46,6 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 /** Runs `write` with its backup; resolves with the answer and the kept document, or the error. */
 function runKept(adapter: AdapterName, pool: AdapterPool, write: string, select: string) {
   const kept: { json: string; count: number }[] = [];
-  const saved: SavedWrite = {
-    verb: 'UPDATE',
-    schema: '',
-    name: '',
-    keys: ['id'],
-    columns: COLUMNS,
-    assigned: ['v'],
-  };
   const answer = pool.execute(write, [], {
     ...OPTS,
     backup: {
@@ -52,7 +55,7 @@ function runKept(adapter: AdapterName, pool: AdapterPool, write: string, select:
       readRows: (rows) => rowsRead(adapter, rows),
       // As the service keeps them (governance/undo/index.ts): only once told the write ran.
       save: async (rows, written) => {
-        const doc = savedRowsDocument(adapter, saved, rows);
+        const doc = savedRowsDocument(adapter, SAVED, rows);
         if (await written) kept.push(doc);
       },
     },
@@ -107,7 +110,7 @@ describe('postgres: a change during the backup read', () => {
     const target = await writeTarget('postgres', write);
     if (target.kind !== 'target') throw new Error(target.reason);
     await holder.query('select pg_advisory_lock(4242)');
-    const running = runKept('postgres', pool, write, target.select(COLUMNS, 101));
+    const running = runKept('postgres', pool, write, target.select(KEPT, 101));
     try {
       await until(
         async () =>
@@ -196,7 +199,7 @@ describe('mariadb: a change during the backup read', () => {
     const target = await writeTarget('mysql', write);
     if (target.kind !== 'target') throw new Error(target.reason);
     await holder.query("select get_lock('undo_gate', 5)");
-    const running = runKept('mysql', pool, write, target.select(COLUMNS, 101));
+    const running = runKept('mysql', pool, write, target.select(KEPT, 101));
     let meanwhile: Promise<unknown>;
     try {
       await until(async () => {

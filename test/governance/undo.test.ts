@@ -455,4 +455,20 @@ describe.each(ENGINES)('undo by a member under a policy on $name', (engine) => {
     expect(saved).toHaveLength(0);
     expect((await call('author', 'POST', `/${id}/undo`, {})).status).toBe(409);
   });
+
+  it('an UPDATE keeps only what its undo needs: the key and the columns it sets, no other value', async () => {
+    const id = await approved('author', "update users set name = 'renamed' where id = 1");
+    expect((await call('author', 'POST', `/${id}/run`, {})).status).toBe(200);
+    const [b] = await t.fx.svc.deps.sql<Array<{ rows_enc: string }>>`
+      select rows_enc from request_backups where request_id = ${id}`;
+    const doc = t.fx.svc.deps.keyring.decrypt(b!.rows_enc, `request-backup:${id}`);
+    const rowsKept = JSON.parse(doc) as Array<Record<string, unknown>>;
+    expect(rowsKept).toHaveLength(1);
+    expect(Object.keys(rowsKept[0]!)).toHaveLength(2);
+    // PostgreSQL keeps values by name, MariaDB the hex of each value.
+    const name = engine.name === 'MariaDB' ? Buffer.from('user1').toString('hex').toUpperCase() : 'user1';
+    expect(doc).toContain(name);
+    for (const s of [...leaks, Buffer.from(SECRETS.emails[0]!).toString('hex').toUpperCase()])
+      expect(doc).not.toContain(s);
+  });
 });
