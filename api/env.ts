@@ -1,4 +1,4 @@
-import type { QueryActor } from '../governance/types.ts';
+import type { PersonActor } from '../audit/actors.ts';
 import type { Principal } from '../identity/principal.ts';
 
 /** Hono environment of the app: what middleware puts on the context for handlers. */
@@ -9,7 +9,7 @@ export interface AppEnv {
      * Who acts, for governance and audit: the principal, or the user an organization key acts
      * for (`x-act-as-user`), resolved once by the authentication middleware.
      */
-    actor: QueryActor;
+    actor: PersonActor;
     /** The session's CSRF token when the request came with a session cookie. */
     csrfToken: string | null;
     requestId: string;

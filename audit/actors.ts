@@ -36,13 +36,17 @@ export type QueryActor =
   | { kind: 'api_key'; apiKeyId: string }
   | { kind: 'workflow_run'; runId: string; workflowId: string };
 
+/** A person, possibly through an AI client, an API key or a workflow run they started. */
+export type PersonActor = Extract<QueryActor, { kind: 'user' }>;
+
 /**
  * The caller of a domain function: which organization, who, and through which door. Entry points
- * (api/rest, api/web, api/mcp, activities) build it once from the authenticated request.
+ * (api/rest, api/web, api/mcp, activities) build it once from the authenticated request. A
+ * function only some actors may call names their kind (`A`), e.g. an AI client's person.
  */
-export interface Caller {
+export interface Caller<A extends QueryActor = QueryActor> {
   orgId: string;
-  actor: QueryActor;
+  actor: A;
   origin: QueryOrigin;
 }
 

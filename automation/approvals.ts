@@ -2,8 +2,9 @@
 // person may decide) and, on one run, what the approver sees beside the button. The rule itself
 // is workflows/approval.ts (the run enforces it again when the decision arrives); this only says
 // in advance whether the button will work.
+
+import type { Caller, PersonActor } from '../audit/actors.ts';
 import type { Deps } from '../core/deps.ts';
-import type { Principal } from '../identity/principal.ts';
 import { findUserById } from '../store/users.ts';
 import { listWorkflows, type WorkflowRow } from '../store/workflows.ts';
 import { approvalRefusal, type NextStepPreview, previewNextStep } from './approval-context.ts';
@@ -36,28 +37,28 @@ export interface WaitingApproval {
  */
 export async function approvalsWaitingFor(
   deps: ApprovalDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
 ): Promise<WaitingApproval[]> {
-  const workflows = await listWorkflows(deps.sql, principal.orgId, { includeArchived: false, limit: 500 });
-  const waiting = await listReadableRuns(deps, principal, workflows, {
+  const workflows = await listWorkflows(deps.sql, caller.orgId, { includeArchived: false, limit: 500 });
+  const waiting = await listReadableRuns(deps, caller, workflows, {
     status: 'waiting_for_approval',
     limit: 100,
   });
   const found = await Promise.all(
     waiting.slice(0, INBOX_RUNS).map(async (run): Promise<WaitingApproval | null> => {
       const wf = workflows.find((w) => w.id === run.workflow_id);
-      const view = wf ? await getRun(deps, principal, wf.id, run.id).catch(() => null) : null;
+      const view = wf ? await getRun(deps, caller, wf.id, run.id).catch(() => null) : null;
       const step = view?.state?.steps.find((st) => st.type === 'approval' && st.status === 'waiting');
       if (!wf || !view?.state || !step) return null;
       const refusal = approvalRefusal(
         wf.steps,
         step.name,
-        { user_id: principal.userId, role: principal.role },
+        { user_id: caller.actor.userId, role: caller.actor.role },
         run.initiator_user_id,
         view.state,
       );
       if (refusal) return null;
-      const context = await approvalContext(deps, principal, wf, view);
+      const context = await approvalContext(deps, caller, wf, view);
       return {
         runId: run.id,
         workflowId: wf.id,
@@ -86,7 +87,7 @@ export interface ApprovalContext {
 /** What the approver sees of a run waiting at an approval step; null when it waits on none. */
 export async function approvalContext(
   deps: Pick<Deps, 'sql'>,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   wf: WorkflowRow | null,
   view: RunView,
 ): Promise<ApprovalContext | null> {
@@ -107,7 +108,7 @@ export async function approvalContext(
       approvalRefusal(
         wf.steps,
         waiting.name,
-        { user_id: principal.userId, role: principal.role },
+        { user_id: caller.actor.userId, role: caller.actor.role },
         row.initiator_user_id,
         state,
       )?.message ?? null,

@@ -29,10 +29,10 @@ type WorkflowInput = Omit<CreateWorkflowBody, 'run_permissions'> &
 
 export async function createWorkflow(
   deps: ManageDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   body: WorkflowInput,
 ): Promise<store.WorkflowRow> {
+  const { orgId, actor } = caller;
   const id = newId('wf');
   const fields = await prepare(deps, orgId, id, body, null);
   return deps.sql.begin(async (tx) => {
@@ -45,11 +45,11 @@ export async function createWorkflow(
 
 export async function patchWorkflow(
   deps: ManageDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   id: string,
   body: PatchWorkflowBody,
 ): Promise<store.WorkflowRow> {
+  const { orgId, actor } = caller;
   return deps.sql.begin(async (tx) => {
     const current = await store.findWorkflow(tx, orgId, id, true);
     if (!current) throw notFound('no such workflow');
@@ -86,10 +86,10 @@ export async function patchWorkflow(
 /** SPEC.md 3: DELETE archives. The row stays; its schedule goes; it can no longer run. */
 export async function archiveWorkflow(
   deps: ManageDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   id: string,
 ): Promise<store.WorkflowRow> {
+  const { orgId, actor } = caller;
   return deps.sql.begin(async (tx) => {
     const current = await store.findWorkflow(tx, orgId, id, true);
     if (!current) throw notFound('no such workflow');

@@ -2,7 +2,7 @@
 // workflow id is the run id; the store keeps one row per run, finished by the run itself.
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { QueryActor } from '../audit/actors.ts';
+import { actorIsAdmin, type Caller, type PersonActor } from '../audit/actors.ts';
 import { inTransaction, recordEvent } from '../audit/events.ts';
 import type { Deps } from '../core/deps.ts';
 import { AppError, conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
@@ -11,7 +11,7 @@ import type { TemporalHandle } from '../core/temporal.ts';
 import { InputError, parseInputs } from '../expr/index.ts';
 import { redactRun, valuesRefusal } from '../governance/protection/run-output.ts';
 import { mayRead, mayStart, readableWorkflow, startableWorkflow } from '../governance/workflow-access.ts';
-import { isAdmin, type Principal } from '../identity/principal.ts';
+import { type Principal, principalCaller } from '../identity/principal.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
 import { findIdempotentRun, type IdempotentStart, insertRunWithKey } from '../store/run-idempotency.ts';
@@ -36,18 +36,6 @@ function temporalOf(deps: RunDeps): TemporalHandle {
   return deps.temporal;
 }
 
-/** Who acts on a run, on the audit log: the person, with the key they came with or that acts for them. */
-export function runActor(principal: Principal): QueryActor {
-  return {
-    kind: 'user',
-    userId: principal.userId,
-    role: principal.role,
-    ...(principal.via === 'api_key' ? { viaApiKeyId: principal.credentialId } : {}),
-    ...(principal.actedBy ? { actingKeyOwnerId: principal.actedBy.ownerUserId } : {}),
-    ...(principal.serviceAccount ? { serviceAccount: true as const } : {}),
-  };
-}
-
 /** Writes a start's audit event, in the transaction that records the run (launch). */
 export type RecordStart = (tx: Tx) => Promise<unknown>;
 
@@ -65,7 +53,7 @@ export interface StartKey {
  */
 export async function startRun(
   deps: RunDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   workflowId: string,
   rawInputs: Record<string, unknown>,
   idempotency: StartKey | null = null,
@@ -73,18 +61,18 @@ export async function startRun(
   dashboardId: string | null = null,
 ): Promise<string> {
   // run_permissions: a person who may not start it gets the 404 of a workflow that does not exist.
-  const wf = await startableWorkflow(deps, principal, workflowId);
+  const wf = await startableWorkflow(deps, caller, workflowId);
   const inputs = typedInputs(wf, rawInputs, from === 'form');
   return startTyped(
     deps,
-    principal,
+    caller,
     wf,
     inputs,
     idempotency,
     (run) => (tx) =>
       recordEvent(tx, {
         orgId: wf.org_id,
-        actor: runActor(principal),
+        actor: caller.actor,
         origin: dashboardId ? 'dashboard' : 'user',
         event: 'run.started',
         subject: {
@@ -103,7 +91,7 @@ export async function startRun(
 /** A start with checked inputs, its audit event built for the run it records. */
 async function startTyped(
   deps: RunDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   wf: WorkflowRow,
   inputs: Record<string, string | number | boolean>,
   idempotency: StartKey | null,
@@ -111,10 +99,10 @@ async function startTyped(
 ): Promise<string> {
   const run = {
     runId: newId('run'),
-    trigger: (principal.via === 'api_key' ? 'api' : 'manual') as RunTrigger,
+    trigger: (caller.actor.viaApiKeyId !== undefined ? 'api' : 'manual') as RunTrigger,
     // A key's run is its owner's (or, acting for someone, that person's), with the key beside them.
-    initiatorUserId: principal.userId,
-    initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : null,
+    initiatorUserId: caller.actor.userId,
+    initiatorApiKeyId: caller.actor.viaApiKeyId ?? null,
     inputs,
   };
   if (!idempotency) {
@@ -125,9 +113,9 @@ async function startTyped(
     // A key is its own caller (two keys of one owner are two clients), a person in person theirs;
     // a key acting for someone is a caller per person it acts for.
     caller:
-      principal.via === 'api_key'
-        ? `key:${principal.credentialId}${principal.actedBy ? `:as:${principal.userId}` : ''}`
-        : `user:${principal.userId}`,
+      caller.actor.viaApiKeyId !== undefined
+        ? `key:${caller.actor.viaApiKeyId}${caller.actor.actingKeyOwnerId !== undefined ? `:as:${caller.actor.userId}` : ''}`
+        : `user:${caller.actor.userId}`,
     key: idempotency.key,
     requestHash: requestHash(inputs),
   };
@@ -257,15 +245,15 @@ export type SeenRunRow = runStore.WorkflowRunRow & { inputs_hidden: string | nul
 
 async function seenRow(
   deps: RunDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   row: runStore.WorkflowRunRow,
   state: RunState | null,
   memo?: Map<string, Promise<string | null>>,
 ): Promise<SeenRunRow> {
-  const seen = await redactRun(deps, principal, state, row.error, origin(row));
+  const seen = await redactRun(deps, readerOf(caller), state, row.error, origin(row));
   const why =
     Object.keys(row.inputs).length > 0
-      ? await valuesRefusal(deps, principal, state, origin(row), memo)
+      ? await valuesRefusal(deps, readerOf(caller), state, origin(row), memo)
       : null;
   return {
     ...row,
@@ -277,18 +265,18 @@ async function seenRow(
 
 export async function getRun(
   deps: RunDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   workflowId: string,
   runId: string,
 ): Promise<RunView> {
-  await readableWorkflow(deps, principal, workflowId);
-  let row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  await readableWorkflow(deps, caller, workflowId);
+  let row = await runStore.findRun(deps.sql, caller.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
   if (row.finished_at === null && deps.temporal && (await reconcileOnRead(deps, deps.temporal, row)))
-    row = (await runStore.findRun(deps.sql, principal.orgId, workflowId, runId)) ?? row;
+    row = (await runStore.findRun(deps.sql, caller.orgId, workflowId, runId)) ?? row;
   const state = row.state !== null || !deps.temporal ? row.state : await liveState(deps.temporal, runId);
-  const seen = await redactRun(deps, principal, state, row.error, origin(row));
-  return { row: await seenRow(deps, principal, row, state), state: seen.state };
+  const seen = await redactRun(deps, readerOf(caller), state, row.error, origin(row));
+  return { row: await seenRow(deps, caller, row, state), state: seen.state };
 }
 
 /**
@@ -306,6 +294,11 @@ async function reconcileOnRead(
   } catch {
     return false;
   }
+}
+
+/** The caller as run-output.ts judges a reader. */
+function readerOf({ orgId, actor }: Caller<PersonActor>) {
+  return { kind: 'user' as const, orgId, userId: actor.userId, role: actor.role };
 }
 
 /** What redactRun needs to know of a run to judge who may read its errors. */
@@ -332,17 +325,17 @@ async function liveState(temporal: TemporalHandle, runId: string): Promise<RunSt
   }
 }
 
-/** Runs of a workflow the principal may read; errors redacted like getRun's. */
+/** Runs of a workflow the caller may read; errors redacted like getRun's. */
 export async function listRuns(
   deps: RunDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   workflowId: string,
   page: { before?: string | undefined; limit: number },
 ): Promise<SeenRunRow[]> {
-  await readableWorkflow(deps, principal, workflowId);
-  const rows = await runStore.listRuns(deps.sql, principal.orgId, workflowId, page);
+  await readableWorkflow(deps, caller, workflowId);
+  const rows = await runStore.listRuns(deps.sql, caller.orgId, workflowId, page);
   const memo = new Map<string, Promise<string | null>>();
-  return Promise.all(rows.map((r) => seenRow(deps, principal, r, r.state, memo)));
+  return Promise.all(rows.map((r) => seenRow(deps, caller, r, r.state, memo)));
 }
 
 /**
@@ -351,15 +344,15 @@ export async function listRuns(
  */
 export async function listReadableRuns(
   deps: RunDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   workflows: WorkflowRow[],
   filter: Omit<runStore.RunFilter, 'workflowIds'> & { workflowId?: string | undefined },
 ): Promise<SeenRunRow[]> {
-  const readable = workflows.filter((wf) => mayRead(principal, wf)).map((wf) => wf.id);
+  const readable = workflows.filter((wf) => mayRead(caller.actor, wf)).map((wf) => wf.id);
   const ids = filter.workflowId ? readable.filter((id) => id === filter.workflowId) : readable;
-  const rows = await runStore.listOrgRuns(deps.sql, principal.orgId, { ...filter, workflowIds: ids });
+  const rows = await runStore.listOrgRuns(deps.sql, caller.orgId, { ...filter, workflowIds: ids });
   const memo = new Map<string, Promise<string | null>>();
-  return Promise.all(rows.map((r) => seenRow(deps, principal, r, r.state, memo)));
+  return Promise.all(rows.map((r) => seenRow(deps, caller, r, r.state, memo)));
 }
 
 /**
@@ -369,27 +362,26 @@ export async function listReadableRuns(
  */
 export async function rerunRun(
   deps: RunDeps,
-  principal: Principal,
-  actor: QueryActor,
+  caller: Caller<PersonActor>,
   workflowId: string,
   runId: string,
   inputs: { values: Record<string, unknown>; fromText: boolean } | null,
 ): Promise<string> {
-  const wf = await startableWorkflow(deps, principal, workflowId);
-  const original = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  const wf = await startableWorkflow(deps, caller, workflowId);
+  const original = await runStore.findRun(deps.sql, caller.orgId, workflowId, runId);
   if (!original) throw notFound('no such run');
   const values = inputs ? typedInputs(wf, inputs.values, inputs.fromText) : original.inputs;
   // One event for the start: the re-run names the run it repeats (no run.started beside it).
   return startTyped(
     deps,
-    principal,
+    caller,
     wf,
     values,
     null,
     (run) => (tx) =>
       recordEvent(tx, {
-        orgId: principal.orgId,
-        actor,
+        orgId: caller.orgId,
+        actor: caller.actor,
         origin: 'user',
         event: 'run.rerun',
         subject: { workflow_id: workflowId, run_id: run.runId, rerun_of: runId },
@@ -409,15 +401,15 @@ export async function rerunRun(
  */
 export async function retryRun(
   deps: RunDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   workflowId: string,
   runId: string,
 ): Promise<string> {
   // Still allowed to start it: run_permissions may have changed since.
-  const wf = await startableWorkflow(deps, principal, workflowId);
-  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  const wf = await startableWorkflow(deps, caller, workflowId);
+  const row = await runStore.findRun(deps.sql, caller.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
-  const starter = row.initiator_user_id === principal.userId;
+  const starter = row.initiator_user_id === caller.actor.userId;
   if (!starter) throw forbidden('only who started the run may retry it; start a new run instead');
   const fromIndex = row.state?.steps.findIndex((s) => s.status === 'failed') ?? -1;
   const failedStep = row.state?.steps[fromIndex];
@@ -454,25 +446,25 @@ export async function retryRun(
       runId: newRun,
       trigger: row.trigger,
       initiatorUserId: row.initiator_user_id,
-      initiatorApiKeyId: principal.via === 'api_key' ? principal.credentialId : row.initiator_api_key_id,
+      initiatorApiKeyId: caller.actor.viaApiKeyId ?? row.initiator_api_key_id,
       inputs: row.inputs,
       resume: { retryOf: row.id, fromIndex, steps: row.state.steps, approvals: row.state.approvals },
     },
-    (tx) => recordEvent(tx, retryEvent(principal, wf.id, row.id, newRun, fromStep)),
+    (tx) => recordEvent(tx, retryEvent(caller, wf.id, row.id, newRun, fromStep)),
   );
   return newRun;
 }
 
 function retryEvent(
-  principal: Principal,
+  caller: Caller<PersonActor>,
   workflowId: string,
   retryOf: string,
   runId: string,
   fromStep: string,
 ) {
   return {
-    orgId: principal.orgId,
-    actor: runActor(principal),
+    orgId: caller.orgId,
+    actor: caller.actor,
     origin: 'user' as const,
     event: 'run.retry' as const,
     subject: { workflow_id: workflowId, run_id: runId, retry_of: retryOf, from_step: fromStep },
@@ -484,19 +476,19 @@ function retryEvent(
 /** Asks the run to stop; the run records itself as canceled (steps in flight are canceled). */
 export async function cancelRun(
   deps: RunDeps,
-  principal: Principal,
+  caller: Caller<PersonActor>,
   workflowId: string,
   runId: string,
 ): Promise<void> {
   // Whoever may start the workflow may stop its runs; admins may stop any.
-  const wf = await readableWorkflow(deps, principal, workflowId);
-  if (!mayStart(principal, wf) && !isAdmin(principal)) throw notFound('no such workflow');
-  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  const wf = await readableWorkflow(deps, caller, workflowId);
+  if (!mayStart(caller.actor, wf) && !actorIsAdmin(caller.actor)) throw notFound('no such workflow');
+  const row = await runStore.findRun(deps.sql, caller.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
   if (row.finished_at !== null) throw conflict(`the run has already ended (${row.status})`);
   const event = (beforeStart: boolean) => ({
-    orgId: principal.orgId,
-    actor: runActor(principal),
+    orgId: caller.orgId,
+    actor: caller.actor,
     origin: 'user' as const,
     event: 'run.canceled' as const,
     subject: { workflow_id: wf.id, run_id: runId, status: row.status, before_start: beforeStart },
@@ -540,8 +532,9 @@ export async function decideApproval(
   // account would let one holder approve as anybody.
   if (principal.actedBy || principal.serviceAccount)
     throw forbidden('approvals are made by people: use your own personal token, session or key');
-  await readableWorkflow(deps, principal, workflowId);
-  const row = await runStore.findRun(deps.sql, principal.orgId, workflowId, runId);
+  const caller = principalCaller(principal);
+  await readableWorkflow(deps, caller, workflowId);
+  const row = await runStore.findRun(deps.sql, caller.orgId, workflowId, runId);
   if (!row) throw notFound('no such run');
   if (row.finished_at !== null) throw conflict(`the run has already ended (${row.status})`);
   let accepted: { approvals: number; required: number; step: string };
@@ -565,8 +558,8 @@ export async function decideApproval(
   // run refused. The decision lives in Temporal, not in a store row, so there is no transaction
   // to share; a store failure here fails the request with the decision standing.
   await recordEvent(deps.sql, {
-    orgId: principal.orgId,
-    actor: runActor(principal),
+    orgId: caller.orgId,
+    actor: caller.actor,
     origin: 'user',
     event: 'run.approval_decided',
     subject: {

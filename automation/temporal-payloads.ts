@@ -23,7 +23,7 @@ import {
   type VerdictMemo,
 } from '../governance/protection/run-output.ts';
 import { readableWorkflow } from '../governance/workflow-access.ts';
-import type { UserPrincipal } from '../identity/principal.ts';
+import { principalCaller, type UserPrincipal } from '../identity/principal.ts';
 import { findOrgRun } from '../store/temporal-owners.ts';
 import { stateQuery } from '../workflows/messages.ts';
 import type { RunState } from '../workflows/types.ts';
@@ -132,7 +132,7 @@ async function runTaint(
 }
 
 async function mayReadWorkflow(deps: CodecDeps, reader: UserPrincipal, workflowId: string): Promise<boolean> {
-  return readableWorkflow(deps, reader, workflowId).then(
+  return readableWorkflow(deps, principalCaller(reader), workflowId).then(
     () => true,
     () => false,
   );

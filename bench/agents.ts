@@ -64,7 +64,8 @@ const bench: Bench = {
       const org = await insertOrganization(sql, { id: newId('org'), name: 'bench' });
       const { agent: row, token } = await registerAgent(
         { sql },
-        { orgId: org.id, name: 'bench', createdBy: null, actor: BENCH_ACTOR },
+        { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
+        'bench',
       );
       const ssl = {
         enabled: true,
@@ -76,8 +77,7 @@ const bench: Bench = {
       // Assigns the database to the agent, which puts it on the agent's allowlist.
       await createDatabase(
         { sql, keyring, pools: deps.pools },
-        org.id,
-        BENCH_ACTOR,
+        { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
         v.parse(CreateDatabase, {
           name: 'bench',
           adapter: 'postgres',

@@ -75,8 +75,7 @@ const bench: Bench = {
       // The slow path of access: a restricted database that the member reaches through a grant.
       const { db, credentials } = await createDatabase(
         { sql, keyring, pools },
-        org.id,
-        BENCH_ACTOR,
+        { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
         v.parse(CreateDatabase, {
           name: 'bench',
           adapter: 'postgres',

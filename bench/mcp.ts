@@ -147,8 +147,7 @@ const bench: Bench = {
       });
       const { db } = await createDatabase(
         deps,
-        org.id,
-        BENCH_ACTOR,
+        { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
         v.parse(CreateDatabase, {
           name: 'bench',
           adapter: 'postgres',

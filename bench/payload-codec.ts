@@ -3,6 +3,7 @@
 // encrypting data converter against the same workflow on a worker and client without it, interleaved
 // (target: ratio of p50s at most 1.1); and the codec endpoint's decode of a run history holding a
 // 100-row query result, for an admin, with its redaction checks and audit entry (target < 5 ms p50).
+
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
@@ -13,6 +14,7 @@ import { deploymentVersion } from '../core/build-id.ts';
 import { serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal } from '../core/temporal.ts';
 import { createUser } from '../identity/manage.ts';
+import { principalCaller } from '../identity/principal.ts';
 import { startWorker, TRACING_WORKFLOW_MODULE, WORKFLOWS_PATH } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
 import { BENCH_ACTOR, benchOrg, startBenchService } from './world.ts';
@@ -69,7 +71,7 @@ const bench: Bench = {
         permissions: [],
         action: { __type__: 'query' as const, credential_id: credentialId, query, timeout_seconds: 5 },
       });
-      const threeSteps = await createWorkflow(deps, orgId, BENCH_ACTOR, {
+      const threeSteps = await createWorkflow(deps, { orgId, actor: BENCH_ACTOR, origin: 'user' }, {
         name: 'bench three steps',
         group: null,
         cron_schedule: null,
@@ -101,7 +103,7 @@ const bench: Bench = {
         ],
       } as never);
       const runOn = (d: typeof deps) => async () => {
-        const runId = await startRun(d, principal, threeSteps.id, {});
+        const runId = await startRun(d, principalCaller(principal), threeSteps.id, {});
         const state = (await d.temporal!.client.workflow.getHandle(runId).result()) as { status: string };
         if (state.status !== 'succeeded') throw new Error(`bench run ended ${state.status}`);
       };
@@ -109,7 +111,7 @@ const bench: Bench = {
       const ratio = percentile(encrypted!, 50) / percentile(plain!, 50);
 
       // A run whose query step returns 100 rows, decoded as the codec endpoint does.
-      const hundred = await createWorkflow(deps, orgId, BENCH_ACTOR, {
+      const hundred = await createWorkflow(deps, { orgId, actor: BENCH_ACTOR, origin: 'user' }, {
         name: 'bench 100 rows',
         group: null,
         cron_schedule: null,
@@ -121,7 +123,7 @@ const bench: Bench = {
           ),
         ],
       } as never);
-      const runId = await startRun(deps, principal, hundred.id, {});
+      const runId = await startRun(deps, principalCaller(principal), hundred.id, {});
       await deps.temporal!.client.workflow.getHandle(runId).result();
       const raw = new Client({ connection: plainTemporal.connection, namespace: t.namespace });
       const history = await raw.workflow.getHandle(runId).fetchHistory();

@@ -6,6 +6,7 @@
 // transaction looked for. Target ≤ 10 s; before heartbeats it was the step's whole
 // timeout. The time to the run's end adds the statement itself and the workflow task moving off
 // the dead worker's sticky queue.
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
 import { buildDeps } from '../cli/boot.ts';
 import { loadConfig } from '../config/env.ts';
+import { principalCaller } from '../identity/principal.ts';
 import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
 import { startServers } from '../test/harness/start.ts';
@@ -83,26 +85,30 @@ const bench: Bench = {
     try {
       await target.unsafe(`create table ${table} (id serial primary key)`);
       const { orgId, credentialId, principal } = await benchOrg(deps, pg);
-      const wf = await createWorkflow(deps, orgId, BENCH_ACTOR, {
-        name: 'bench crash',
-        group: null,
-        cron_schedule: null,
-        trigger_tracker_label: null,
-        inputs: [],
-        steps: [
-          {
-            name: 'write',
-            condition: null,
-            permissions: [],
-            action: {
-              __type__: 'query',
-              credential_id: credentialId,
-              query: `insert into ${table} default values returning (select 1 from pg_sleep(2))`,
-              timeout_seconds: 30,
+      const wf = await createWorkflow(
+        deps,
+        { orgId, actor: BENCH_ACTOR, origin: 'user' },
+        {
+          name: 'bench crash',
+          group: null,
+          cron_schedule: null,
+          trigger_tracker_label: null,
+          inputs: [],
+          steps: [
+            {
+              name: 'write',
+              condition: null,
+              permissions: [],
+              action: {
+                __type__: 'query',
+                credential_id: credentialId,
+                query: `insert into ${table} default values returning (select 1 from pg_sleep(2))`,
+                timeout_seconds: 30,
+              },
             },
-          },
-        ],
-      });
+          ],
+        },
+      );
       // The active statement of attempt `n` (its session tag ends with it): its client port.
       const running = async (attempt: number) =>
         (
@@ -117,7 +123,7 @@ const bench: Bench = {
       const recovery: number[] = [];
       const toEnd: number[] = [];
       for (let i = 0; i < SAMPLES; i++) {
-        const runId = await startRun(deps, principal, wf.id, {});
+        const runId = await startRun(deps, principalCaller(principal), wf.id, {});
         let port = await running(1);
         while (!port) {
           await new Promise((r) => setTimeout(r, 10));

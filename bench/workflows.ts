@@ -5,6 +5,7 @@
 // dynamic config the service relies on (cli/temporal-latency.ts), interleaved in the same run
 // (DESIGN.md Conventions). Targets: ratio of p50s at most 1.3, and at most 100 ms p50.
 // A last row runs the bare workflow on a server without that config: what it is for.
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createWorkflow } from '../automation/definitions.ts';
 import { startRun } from '../automation/runs.ts';
+import { principalCaller } from '../identity/principal.ts';
 import { newId } from '../store/ids.ts';
 import { freePorts } from '../test/harness/process.ts';
 import { startTemporal } from '../test/harness/temporal.ts';
@@ -69,7 +71,7 @@ const bench: Bench = {
       const { orgId, credentialId, principal } = await benchOrg(deps, pg);
       // timeout_seconds 5: short steps, which run as local activities (workflows/README.md);
       // null: the default timeouts (30 s), regular activities.
-      const threeSteps = (timeout: number | null): Parameters<typeof createWorkflow>[3] => ({
+      const threeSteps = (timeout: number | null): Parameters<typeof createWorkflow>[2] => ({
         name: `bench three steps (${timeout ?? 'default'} s)`,
         group: null,
         cron_schedule: null,
@@ -110,11 +112,15 @@ const bench: Bench = {
           },
         ],
       });
-      const short = await createWorkflow(deps, orgId, BENCH_ACTOR, threeSteps(5));
-      const long = await createWorkflow(deps, orgId, BENCH_ACTOR, threeSteps(null));
+      const short = await createWorkflow(deps, { orgId, actor: BENCH_ACTOR, origin: 'user' }, threeSteps(5));
+      const long = await createWorkflow(
+        deps,
+        { orgId, actor: BENCH_ACTOR, origin: 'user' },
+        threeSteps(null),
+      );
       const client = deps.temporal!.client;
       const ours = (wfId: string) => async () => {
-        const runId = await startRun(deps, principal, wfId, {});
+        const runId = await startRun(deps, principalCaller(principal), wfId, {});
         const state = (await client.workflow.getHandle(runId).result()) as { status: string };
         if (state.status !== 'succeeded') throw new Error(`bench run ended ${state.status}`);
       };

@@ -83,8 +83,7 @@ export async function benchOrg(deps: Deps, pg: SqlServer): Promise<BenchOrg> {
   const org = await insertOrganization(deps.sql, { id: newId('org'), name: 'bench' });
   const { credentials } = await createDatabase(
     deps,
-    org.id,
-    BENCH_ACTOR,
+    { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
     v.parse(CreateDatabase, {
       name: 'bench',
       adapter: 'postgres',

@@ -153,10 +153,7 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
       if (!values.name) throw new UsageError('--name is required');
       await io.withStore(async (sql) => {
         const org = await requireOrg(sql);
-        const { agent, token } = await registerAgent(
-          { sql },
-          { orgId: org.id, name: values.name!, createdBy: null, actor: null },
-        );
+        const { agent, token } = await registerAgent({ sql }, { orgId: org.id, actor: null }, values.name!);
         io.out.write(`created ${agent.id} (${agent.name})\n${token}\n`);
       });
       return;
@@ -165,9 +162,11 @@ export const ADMIN_COMMANDS: Record<string, AdminCommand> = {
       const { values } = parseArgs({ args: rest, options: { id: { type: 'string' } } });
       if (!values.id) throw new UsageError('--id is required');
       await io.withStore(async (sql) => {
-        await revokeAgent({ sql }, (await requireOrg(sql)).id, values.id!, null).catch(() => {
-          throw new UsageError(`no live agent ${values.id}`);
-        });
+        await revokeAgent({ sql }, { orgId: (await requireOrg(sql)).id, actor: null }, values.id!).catch(
+          () => {
+            throw new UsageError(`no live agent ${values.id}`);
+          },
+        );
         io.out.write(`revoked ${values.id}\n`);
       });
       return;

@@ -10,7 +10,7 @@ import { ExprError, type InputType, parseInputValue, renderSql } from '../expr/i
 import { encodeParams } from '../governance/params.ts';
 import { type GovernanceDeps, resolveTarget, runGovernedQuery } from '../governance/query.ts';
 import { listQueryRequests, runRequest } from '../governance/requests.ts';
-import type { UserPrincipal } from '../identity/principal.ts';
+import { principalCaller, type UserPrincipal } from '../identity/principal.ts';
 import type { DashboardRow, Panel } from '../store/dashboards.ts';
 import { findCredentialTarget, findWorkflow } from '../store/workflows.ts';
 import { actorOfViewer, type Viewer, visibleDashboard } from './manage.ts';
@@ -94,13 +94,9 @@ export async function runPanel(deps: GovernanceDeps, v: Viewer, run: PanelRun): 
   if (cred && cred.reviews_required > 0) {
     const open = await openRequest(deps, v, query);
     if (open?.status === 'approved') {
-      const out = await runRequest(
-        deps,
-        v.orgId,
-        { actor, origin: 'dashboard', readOnly: true },
-        open.id,
-        null,
-      );
+      const out = await runRequest(deps, { orgId: v.orgId, actor, origin: 'dashboard' }, open.id, null, {
+        readOnly: true,
+      });
       return { status: 'executed', result: out.outcome.result, requestId: open.id };
     }
     if (open) return { status: 'pending_review', requestId: open.id, reviewsRequired: open.reviews_required };
@@ -127,12 +123,16 @@ async function openRequest(
 ) {
   const params = JSON.stringify(encodeParams(q.params as Parameters<typeof encodeParams>[0]));
   for (const status of ['approved', 'pending'] as const) {
-    const page = await listQueryRequests(deps, v.orgId, actorOfViewer(v), {
-      status,
-      databaseId: q.databaseId,
-      mine: true,
-      limit: 200,
-    });
+    const page = await listQueryRequests(
+      deps,
+      { orgId: v.orgId, actor: actorOfViewer(v), origin: 'dashboard' },
+      {
+        status,
+        databaseId: q.databaseId,
+        mine: true,
+        limit: 200,
+      },
+    );
     const same = page.items.find(
       (r) =>
         r.origin === 'dashboard' &&
@@ -185,7 +185,15 @@ export async function runAction(
     }
   }
   if (errors.length > 0) throw validationFailed(errors);
-  const runId = await startRun(deps, principal, wf.id, inputs, null, 'json', ref.dashboardId);
+  const runId = await startRun(
+    deps,
+    principalCaller(principal),
+    wf.id,
+    inputs,
+    null,
+    'json',
+    ref.dashboardId,
+  );
   return { runId, workflowId: wf.id };
 }
 

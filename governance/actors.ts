@@ -1,9 +1,9 @@
+import type { PersonActor } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
 import { forbidden, validationFailed } from '../core/errors.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Tx } from '../store/db.ts';
 import { findUserByEmail, findUserById, type Role } from '../store/users.ts';
-import type { QueryActor } from './types.ts';
 
 const RANK: Record<Role, number> = { member: 0, admin: 1, super_admin: 2 };
 
@@ -23,7 +23,7 @@ export async function requestIdentity(
   actAs: string | undefined,
   key: { actAsAllowed: boolean } | null,
   request: { method: string; path: string },
-): Promise<{ principal: Principal; actor: QueryActor }> {
+): Promise<{ principal: Principal; actor: PersonActor }> {
   if (actAs === undefined || actAs.trim() === '') {
     return {
       principal: p,
@@ -54,7 +54,7 @@ export async function requestIdentity(
       { path: 'x-act-as-user', message: "names a person whose role is above the key owner's" },
     ]);
   const actedBy = { apiKeyId: p.credentialId, ownerUserId: p.userId };
-  const actor: QueryActor = {
+  const actor: PersonActor = {
     kind: 'user',
     userId: user.id,
     role: user.role,

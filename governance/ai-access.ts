@@ -3,6 +3,7 @@
 // Queries apply the same rules in the pipeline (execute.ts originLimits -> checkAiUse), so MCP
 // tools hold no access rule of their own.
 import type { SchemaTable } from '../adapters/types.ts';
+import type { Caller } from '../audit/actors.ts';
 import type { Deps } from '../core/deps.ts';
 import { type AuditRow, searchAudit } from '../store/audit.ts';
 import { type CredentialRow, type DatabaseRow, listCredentials, listDatabases } from '../store/databases.ts';
@@ -21,8 +22,7 @@ export type AiActor = Extract<QueryActor, { kind: 'user' }> & {
 /** Refuses unless the database and credential allow AI use and the organization lets this client in. */
 export async function checkAiUse(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor }: Caller,
   db: DatabaseRow,
   cred: CredentialRow,
 ): Promise<void> {
@@ -36,8 +36,7 @@ export async function checkAiUse(
 /** Databases the person can see that allow AI use and this client may reach, with their AI credentials. */
 export async function aiDatabases(
   sql: Tx,
-  orgId: string,
-  actor: AiActor,
+  { orgId, actor }: Caller<AiActor>,
 ): Promise<Array<{ db: DatabaseRow; credentials: CredentialRow[] }>> {
   const visibleTo = actor.role === 'super_admin' ? null : actor.userId;
   const rows = await listDatabases(sql, orgId, { limit: 1000, visibleTo });
@@ -64,10 +63,11 @@ export async function aiDatabases(
  */
 export async function aiTarget(
   sql: Tx,
-  q: { orgId: string; actor: AiActor; databaseId: string; credentialId?: string | undefined },
+  caller: Caller<AiActor>,
+  target: { databaseId: string; credentialId?: string | undefined },
 ): Promise<{ db: DatabaseRow; cred: CredentialRow }> {
-  const { db, cred } = await resolveTarget(sql, { ...q, origin: 'ai' });
-  await checkAiUse(sql, q.orgId, q.actor, db, cred);
+  const { db, cred } = await resolveTarget(sql, { ...caller, ...target, origin: 'ai' });
+  await checkAiUse(sql, caller, db, cred);
   return { db, cred };
 }
 
@@ -86,7 +86,11 @@ export function readTargetSchema(
  * (its "Only these databases" limit), so a client kept away from a database does not read there
  * what other clients ran. Entries about no database (tool calls such as list_databases) stay.
  */
-export async function aiHistory(sql: Tx, orgId: string, actor: AiActor, limit: number): Promise<AuditRow[]> {
+export async function aiHistory(
+  sql: Tx,
+  { orgId, actor }: Caller<AiActor>,
+  limit: number,
+): Promise<AuditRow[]> {
   const limits = actor.oauthClient.limits ?? (await aiClientLimits(sql, orgId, actor.oauthClient.id));
   const visibleTo = actor.role === 'super_admin' ? null : actor.userId;
   const visible = (await listDatabases(sql, orgId, { limit: 1000, visibleTo })).map((db) => db.id);

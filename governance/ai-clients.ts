@@ -17,7 +17,7 @@ import {
 import { findDatabase, listDatabases } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { findClient } from '../store/oauth.ts';
-import type { AiClientLimits, QueryActor } from './types.ts';
+import type { AiClientLimits } from './types.ts';
 
 export async function aiClientLimits(sql: Tx, orgId: string, clientId: string): Promise<AiClientLimits> {
   const row = await findAiClientControl(sql, orgId, clientId);
@@ -61,8 +61,7 @@ export type AiClientLimitsBody = v.InferInput<typeof AiClientLimitsInput>;
 /** Sets a client's limits; admins only; audited as an access change. */
 export async function setAiClientControl(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor, origin }: Caller,
   clientId: string,
   body: AiClientLimitsBody,
 ): Promise<AiClientControlRow> {
@@ -90,7 +89,7 @@ export async function setAiClientControl(
     await recordEvent(tx, {
       orgId,
       actor,
-      origin: 'user',
+      origin,
       event: 'ai_client.limited',
       subject: { client_id: clientId, disabled: input.disabled, database_ids: input.databaseIds },
       outcome: 'allowed',

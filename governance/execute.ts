@@ -204,7 +204,7 @@ export async function originLimits(
     );
   const maxRows = Math.min(q.maxRows ?? HARD_MAX_ROWS, HARD_MAX_ROWS);
   if (q.origin !== 'ai') return maxRows;
-  await checkAiUse(deps.sql, q.orgId, q.actor, db, cred);
+  await checkAiUse(deps.sql, q, db, cred);
   if (
     classification === 'write' &&
     !(await deps.policy?.aiMayWrite?.({ orgId: q.orgId, actor: q.actor, db, cred }))

@@ -37,7 +37,7 @@ import { aiClientOf, executeRequest } from './request-run.ts';
 import { validApprovers } from './review-rules.ts';
 import { currentRequirement, type Requirement, requirementFor, roleMayApprove } from './risk-rules.ts';
 import { protectionRefusal } from './submit-check.ts';
-import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor, QueryOrigin } from './types.ts';
+import type { BypassRequest, GovernanceDeps, GovernedOutcome, QueryActor } from './types.ts';
 import { requestUndo, type UndoOffer, undoOffer } from './undo/index.ts';
 
 /** A request with its reviews and the approvals that count right now. */
@@ -60,13 +60,8 @@ export interface RequestView {
  * an AI client reaches only requests on databases and credentials the AI may use at all
  * (DESIGN.md pipeline step 2), whoever made the request and however.
  */
-async function visibleRequest(
-  sql: Tx,
-  orgId: string,
-  caller: { actor: QueryActor; origin: QueryOrigin },
-  id: string,
-  forUpdate = false,
-) {
+async function visibleRequest(sql: Tx, caller: Caller, id: string, forUpdate = false) {
+  const { orgId } = caller;
   const request = await findRequest(sql, orgId, id, { forUpdate });
   const db = request ? await findDatabase(sql, orgId, request.database_id) : null;
   if (!request || !db || !(await canSee(sql, db, caller.actor))) throw notFound('no such query request');
@@ -106,13 +101,8 @@ async function view(sql: Tx, stored: QueryRequestRow, reader: QueryActor): Promi
 
 const NO_RULES = { reviews_required: 0, risk_reviews: {} };
 
-export async function getRequest(
-  deps: GovernanceDeps,
-  orgId: string,
-  caller: { actor: QueryActor; origin: QueryOrigin },
-  id: string,
-): Promise<RequestView> {
-  const { request } = await visibleRequest(deps.sql, orgId, caller, id);
+export async function getRequest(deps: GovernanceDeps, caller: Caller, id: string): Promise<RequestView> {
+  const { request } = await visibleRequest(deps.sql, caller, id);
   // The preview is read (and its reading audited) only here, on the request's own page or
   // GET: lists and the inbox never run one, so a page load costs no query per open write.
   return {
@@ -127,24 +117,18 @@ export async function getRequest(
  * Opens the undo of an executed write the caller can see (undo/index.ts): a new request with the
  * inverse statement, which waits for the same reviews as any write.
  */
-export async function undoRequest(
-  deps: GovernanceDeps,
-  orgId: string,
-  caller: { actor: QueryActor; origin: QueryOrigin },
-  id: string,
-): Promise<RequestView> {
-  const { request } = await visibleRequest(deps.sql, orgId, caller, id);
-  const opened = await requestUndo(deps, orgId, caller, request);
-  return getRequest(deps, orgId, caller, opened.id);
+export async function undoRequest(deps: GovernanceDeps, caller: Caller, id: string): Promise<RequestView> {
+  const { request } = await visibleRequest(deps.sql, caller, id);
+  const opened = await requestUndo(deps, caller.orgId, caller, request);
+  return getRequest(deps, caller, opened.id);
 }
 
 /** Recent executed writes the reader can see that can still be undone, newest first. */
 export async function undoableRequests(
   deps: GovernanceDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
 ): Promise<Array<{ request: QueryRequestRow; undo: UndoOffer }>> {
-  const page = await listQueryRequests(deps, orgId, actor, { status: 'executed', limit: 50 });
+  const page = await listQueryRequests(deps, caller, { status: 'executed', limit: 50 });
   const out: Array<{ request: QueryRequestRow; undo: UndoOffer }> = [];
   for (const request of page.items.filter((r) => r.classification === 'write' && !r.undo_of)) {
     const undo = await undoOffer(deps, request);
@@ -166,8 +150,7 @@ export function pendingPreview(
 /** Requests on databases the actor can see, newest first. */
 export async function listQueryRequests(
   deps: GovernanceDeps,
-  orgId: string,
-  actor: QueryActor,
+  { orgId, actor }: Caller,
   f: { status?: RequestStatus; databaseId?: string; mine?: boolean; cursor?: string; limit: number },
 ): Promise<{ items: QueryRequestRow[]; nextCursor: string | null }> {
   const restricted = actor.kind === 'user' && actor.role !== 'super_admin' ? actor.userId : null;
@@ -218,8 +201,8 @@ const INBOX_LIMIT = 200;
 export async function reviewInbox(deps: GovernanceDeps, caller: Caller): Promise<ReviewInbox> {
   const me = caller.actor.kind === 'user' ? caller.actor.userId : null;
   const [pending, own] = await Promise.all([
-    listQueryRequests(deps, caller.orgId, caller.actor, { status: 'pending', limit: INBOX_LIMIT }),
-    listQueryRequests(deps, caller.orgId, caller.actor, { mine: true, limit: INBOX_LIMIT }),
+    listQueryRequests(deps, caller, { status: 'pending', limit: INBOX_LIMIT }),
+    listQueryRequests(deps, caller, { mine: true, limit: INBOX_LIMIT }),
   ]);
   const waiting = pending.items.filter((r) => r.author_user_id !== me);
   // A rejected request stays in front of its author, with the reviewers' reasons.
@@ -263,11 +246,11 @@ async function approvalsOf(
 
 export async function editRequest(
   deps: GovernanceDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   id: string,
   raw: unknown,
 ): Promise<RequestView> {
+  const { orgId, actor } = caller;
   const edit = parseInput(RequestEdit, raw);
   const input: { statement?: string; params?: ParamValue[]; runOnApproval?: boolean } = {
     ...(edit.statement !== undefined ? { statement: edit.statement } : {}),
@@ -281,7 +264,7 @@ export async function editRequest(
   // would wait forever).
   let need: Requirement | null = null;
   if (sqlChanged) {
-    const { request: r, db } = await visibleRequest(deps.sql, orgId, { actor, origin: 'user' }, id, false);
+    const { request: r, db } = await visibleRequest(deps.sql, caller, id, false);
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
     // An undo binds the kept rows to its statement: another statement could read them out.
@@ -289,7 +272,7 @@ export async function editRequest(
     need = await refuseEdit(deps, r, db, actor, input.statement ?? r.statement, input.params);
   }
   const request = await deps.sql.begin(async (tx) => {
-    const { request: r, db } = await visibleRequest(tx, orgId, { actor, origin: 'user' }, id, true);
+    const { request: r, db } = await visibleRequest(tx, caller, id, true);
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
     const statement = input.statement ?? r.statement;
@@ -360,7 +343,7 @@ export async function editRequest(
       await recordEvent(tx, {
         orgId,
         actor,
-        origin: 'user',
+        origin: caller.origin,
         event: 'review.edited',
         subject: { request_id: r.id, revision: updated.revision, approvals_voided: voided, ...change },
         databaseId: r.database_id,
@@ -374,18 +357,13 @@ export async function editRequest(
   return view(deps.sql, request, actor);
 }
 
-export async function cancelRequest(
-  deps: GovernanceDeps,
-  orgId: string,
-  caller: { actor: QueryActor; origin: QueryOrigin },
-  id: string,
-): Promise<RequestView> {
+export async function cancelRequest(deps: GovernanceDeps, caller: Caller, id: string): Promise<RequestView> {
   const request = await deps.sql.begin(async (tx) => {
-    const { request: r } = await visibleRequest(tx, orgId, caller, id, true);
+    const { request: r } = await visibleRequest(tx, caller, id, true);
     requireAuthor(caller.actor, r, 'cancel a query request');
     if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be canceled`);
     await recordEvent(tx, {
-      orgId,
+      orgId: caller.orgId,
       actor: caller.actor,
       origin: caller.origin,
       event: 'review.canceled',
@@ -410,12 +388,12 @@ export type RunReport =
  */
 export async function reviewRequest(
   deps: GovernanceDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   id: string,
   input: { verdict: ReviewRow['verdict']; body: unknown },
 ): Promise<{ view: RequestView; run: RunReport | null }> {
   const { comment } = parseInput(ReviewComment, { comment: input.body });
+  const { orgId, actor } = caller;
   if (actor.kind !== 'user') throw forbidden('reviews are given by people');
   // A key acting for someone else (x-act-as-user) would let one holder review as anybody: the
   // four-eyes rule needs the reviewer themself (their session, token or own key).
@@ -427,7 +405,7 @@ export async function reviewRequest(
   const reviewer = actor;
   const { request, runNow } = await deps.sql.begin(async (tx) => {
     // Reviews are given by people on the web pages or the REST API, never through MCP.
-    const { request: r, db } = await visibleRequest(tx, orgId, { actor: reviewer, origin: 'user' }, id, true);
+    const { request: r, db } = await visibleRequest(tx, caller, id, true);
     const review = {
       id: reviewId(),
       request_id: r.id,
@@ -440,7 +418,7 @@ export async function reviewRequest(
       recordEvent(tx, {
         orgId,
         actor: reviewer,
-        origin: 'user',
+        origin: caller.origin,
         event,
         subject: { request_id: r.id, review_id: review.id, revision: r.revision, status },
         databaseId: r.database_id,
@@ -528,20 +506,20 @@ export async function reviewRequest(
  */
 export async function runRequest(
   deps: GovernanceDeps,
-  orgId: string,
-  caller: { actor: QueryActor; origin: QueryOrigin; readOnly?: boolean },
+  caller: Caller,
   id: string,
   bypass: BypassRequest | null,
+  options: { readOnly?: boolean } = {},
 ): Promise<{ view: RequestView; outcome: GovernedOutcome }> {
-  const { actor } = caller;
+  const { orgId, actor } = caller;
   const own = await findRequest(deps.sql, orgId, id);
   const isAuthor = own !== null && actor.kind === 'user' && actor.userId === own.author_user_id;
   // Others learn nothing of a request they cannot see; the author's run attempt is checked (and
   // audited) by the pipeline itself, which answers 404 when their access is gone or, for an AI
   // caller, denies it by the AI rules.
-  const request = isAuthor ? own : (await visibleRequest(deps.sql, orgId, caller, id)).request;
+  const request = isAuthor ? own : (await visibleRequest(deps.sql, caller, id)).request;
   requireAuthor(actor, request, 'run a query request');
-  const outcome = await executeRequest(deps, request, caller, bypass);
+  const outcome = await executeRequest(deps, request, { ...caller, ...options }, bypass);
   const latest = await findRequest(deps.sql, orgId, id);
   return { view: await view(deps.sql, latest ?? request, actor), outcome };
 }

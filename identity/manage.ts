@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import type { Caller } from '../audit/actors.ts';
 import type { EventSubjects } from '../audit/event-types.ts';
-import { type AuditEvent, inTransaction, recordEvent } from '../audit/events.ts';
+import { inTransaction, recordEvent } from '../audit/events.ts';
 import { type ApiKeyRow, insertApiKey, revokeApiKey } from '../store/api-keys.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
@@ -65,16 +66,15 @@ function presetKeyId(secret: string): string | null {
 
 export async function revokeOrgApiKey(
   sql: Tx,
-  orgId: string,
+  { orgId, actor, origin }: Caller,
   id: string,
-  actor: AuditEvent['actor'],
 ): Promise<boolean> {
   return inTransaction(sql, async (tx) => {
     if (!(await revokeApiKey(tx, orgId, id))) return false;
     await recordEvent(tx, {
       orgId,
       actor,
-      origin: 'user',
+      origin,
       event: 'api_key.revoked',
       subject: { api_key_id: id },
       outcome: 'allowed',

@@ -6,7 +6,7 @@
 // made by an admin, and through it that admin would otherwise make themselves super admin.
 
 import * as v from 'valibot';
-import type { QueryActor } from '../audit/actors.ts';
+import type { Caller, QueryActor } from '../audit/actors.ts';
 import type { EventSubjects, EventType } from '../audit/event-types.ts';
 import { recordEvent } from '../audit/events.ts';
 import { conflict, forbidden, notFound, validationFailed } from '../core/errors.ts';
@@ -137,23 +137,22 @@ async function keepASuperAdmin(sql: Tx, orgId: string, leaving: UserRow): Promis
 
 async function audit<K extends EventType>(
   sql: Tx,
-  orgId: string,
-  actor: PeopleActor,
+  { orgId, actor, origin }: Caller<PeopleActor>,
   event: K,
   subject: EventSubjects[K],
   detail: string,
 ): Promise<void> {
-  await recordEvent(sql, { orgId, actor, origin: 'user', event, subject, outcome: 'allowed', detail });
+  await recordEvent(sql, { orgId, actor, origin, event, subject, outcome: 'allowed', detail });
 }
 
 /** Invites a person: the account exists at once, and the link lets them choose a password. */
 export async function invitePerson(
   sql: Sql,
   baseUrl: string,
-  orgId: string,
-  actor: PeopleActor,
+  caller: Caller<PeopleActor>,
   body: InviteBody,
 ): Promise<{ user: UserRow; link: SetupLink }> {
+  const { orgId, actor } = caller;
   const input = parseInput(InviteInput, body);
   mayManage(actor, [input.role]);
   return sql.begin(async (tx) => {
@@ -167,11 +166,10 @@ export async function invitePerson(
       role: input.role,
       passwordHash: null,
     });
-    const link = await newSetupLink(tx, baseUrl, actor, user.id);
+    const link = await newSetupLink(tx, baseUrl, caller, user.id);
     await audit(
       tx,
-      orgId,
-      actor,
+      caller,
       'user.created',
       { user_id: user.id, email: user.email, role: user.role },
       `invited ${user.email} as ${user.role}`,
@@ -190,19 +188,18 @@ export async function invitePerson(
 export async function passwordLink(
   sql: Sql,
   baseUrl: string,
-  orgId: string,
-  actor: PeopleActor,
+  caller: Caller<PeopleActor>,
   userId: string,
 ): Promise<SetupLink> {
+  const { orgId, actor } = caller;
   return sql.begin(async (tx) => {
     const user = await person(tx, orgId, userId);
     mayReset(actor, user);
-    const link = await newSetupLink(tx, baseUrl, actor, user.id);
+    const link = await newSetupLink(tx, baseUrl, caller, user.id);
     const ended = await endAccess(tx, user.id, 'an admin reset the password');
     await audit(
       tx,
-      orgId,
-      actor,
+      caller,
       'user.password_reset',
       {
         user_id: user.id,
@@ -218,16 +215,17 @@ export async function passwordLink(
 }
 
 /**
- * A one-time link; `actor` null is the person's own request from the sign-in page (e-mailed to
+ * A one-time link; `issuer` null is the person's own request from the sign-in page (e-mailed to
  * their address), which carries no issuer's authority and lives `lifetimeMs`.
  */
 export async function newSetupLink(
   tx: Tx,
   baseUrl: string,
-  actor: PeopleActor | null,
+  issuer: Caller<PeopleActor> | null,
   userId: string,
   lifetimeMs = SETUP_LINK_DAYS * 86_400_000,
 ): Promise<SetupLink> {
+  const actor = issuer?.actor ?? null;
   const id = newId('pws');
   const minted = mintSecret(SETUP_KIND, id);
   const expiresAt = new Date(Date.now() + lifetimeMs);
@@ -308,11 +306,11 @@ export async function setPasswordWithLink(
  */
 export async function updatePerson(
   sql: Sql,
-  orgId: string,
-  actor: PeopleActor,
+  caller: Caller<PeopleActor>,
   userId: string,
   raw: unknown,
 ): Promise<UserRow> {
+  const { orgId, actor } = caller;
   const input = parseInput(PersonChange, raw);
   return sql.begin(async (tx) => {
     let user = await person(tx, orgId, userId);
@@ -326,8 +324,7 @@ export async function updatePerson(
       user = await updateUser(tx, user.id, { role: input.role });
       await audit(
         tx,
-        orgId,
-        actor,
+        caller,
         'user.role_changed',
         { user_id: user.id, from, to: user.role },
         `${user.email}: ${from} → ${user.role}`,
@@ -340,29 +337,18 @@ export async function updatePerson(
       await keepASuperAdmin(tx, orgId, user);
       const ended = await endAccessAndLinks(tx, user.id, 'the person was disabled');
       await setUserDisabled(tx, user.id, true);
-      await audit(
-        tx,
-        orgId,
-        actor,
-        'user.disabled',
-        { user_id: user.id, ...ended },
-        `disabled ${user.email}`,
-      );
+      await audit(tx, caller, 'user.disabled', { user_id: user.id, ...ended }, `disabled ${user.email}`);
     } else if (input.disabled === false && user.disabled_at !== null) {
       await setUserDisabled(tx, user.id, false);
-      await audit(tx, orgId, actor, 'user.enabled', { user_id: user.id }, `enabled ${user.email}`);
+      await audit(tx, caller, 'user.enabled', { user_id: user.id }, `enabled ${user.email}`);
     }
     return (await findUserById(tx, user.id))!;
   });
 }
 
 /** Deletes a person: their access ends and they never sign in again; the history naming them stays. */
-export async function deletePerson(
-  sql: Sql,
-  orgId: string,
-  actor: PeopleActor,
-  userId: string,
-): Promise<UserRow> {
+export async function deletePerson(sql: Sql, caller: Caller<PeopleActor>, userId: string): Promise<UserRow> {
+  const { orgId, actor } = caller;
   return sql.begin(async (tx) => {
     const user = await person(tx, orgId, userId);
     mayManage(actor, [user.role]);
@@ -372,8 +358,7 @@ export async function deletePerson(
     await markUserDeleted(tx, user.id);
     await audit(
       tx,
-      orgId,
-      actor,
+      caller,
       'user.deleted',
       { user_id: user.id, email: user.email, ...ended },
       `deleted ${user.email}`,

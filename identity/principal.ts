@@ -1,3 +1,4 @@
+import type { Caller, PersonActor, QueryOrigin } from '../audit/actors.ts';
 import type { Role } from '../store/users.ts';
 
 /**
@@ -37,4 +38,20 @@ export function isAdmin(p: Principal): boolean {
 /** A person present in the request: not a key (owned or acting), not a service account. */
 export function isPersonInPerson(p: Principal): boolean {
   return p.via !== 'api_key' && !p.serviceAccount;
+}
+
+/**
+ * The principal as a domain function's caller (audit/actors.ts): the person, with the key they
+ * came with or that acts for them (x-act-as-user), as api/middleware/auth.ts resolves the actor.
+ */
+export function principalCaller(p: Principal, origin: QueryOrigin = 'user'): Caller<PersonActor> {
+  const actor: PersonActor = {
+    kind: 'user',
+    userId: p.userId,
+    role: p.role,
+    ...(p.via === 'api_key' ? { viaApiKeyId: p.credentialId } : {}),
+    ...(p.actedBy ? { actingKeyOwnerId: p.actedBy.ownerUserId } : {}),
+    ...(p.serviceAccount ? { serviceAccount: true as const } : {}),
+  };
+  return { orgId: p.orgId, actor, origin };
 }

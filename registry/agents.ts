@@ -2,10 +2,10 @@
 // the list with tunnel status, token authentication for the tunnel endpoint, and the check that
 // a database's agent_id names a live agent of its organization.
 import * as v from 'valibot';
+import { actorUserId, type Caller } from '../audit/actors.ts';
 import { inTransaction, recordEvent } from '../audit/events.ts';
 import { conflict, notFound, validationFailed } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
-import type { QueryActor } from '../governance/types.ts';
 import {
   type AgentRow,
   findAgent,
@@ -44,32 +44,42 @@ export const AgentInput = v.object({
 });
 
 /**
- * Registers an agent; the token is in the result once and stored only as its hash. `actor` is
- * who did it in the organization's audit chain; null only for the host's operator (the CLI),
- * who is no actor of the organization.
+ * The host's operator (the CLI): acts on an organization's agents but is no actor of the
+ * organization, so nothing of theirs enters its audit chain.
+ */
+export interface HostOperator {
+  orgId: string;
+  actor: null;
+}
+
+/**
+ * Registers an agent; the token is in the result once and stored only as its hash. The caller is
+ * who did it in the organization's audit chain.
  */
 export async function registerAgent(
   deps: AgentDeps,
-  raw: { orgId: string; name: string; createdBy: string | null; actor: QueryActor | null },
+  caller: Caller | HostOperator,
+  name: string,
 ): Promise<{ agent: AgentStatus & { created_at: string }; token: string }> {
-  const input = { ...raw, name: parseInput(AgentInput, { name: raw.name }).name };
-  if (await findLiveAgentByName(deps.sql, input.orgId, input.name))
+  const { orgId, actor } = caller;
+  const input = { name: parseInput(AgentInput, { name }).name };
+  if (await findLiveAgentByName(deps.sql, orgId, input.name))
     throw conflict(`an agent named ${input.name} already exists`);
   const id = newId('agt');
   const minted = mintSecret(AGENT_TOKEN_KIND, id);
   const row = await inTransaction(deps.sql, async (tx) => {
     const inserted = await insertAgent(tx, {
       id,
-      orgId: input.orgId,
+      orgId,
       name: input.name,
       secretHash: minted.hash,
-      createdBy: input.createdBy,
+      createdBy: actor ? actorUserId(actor) : null,
     });
-    if (input.actor)
+    if (caller.actor)
       await recordEvent(tx, {
-        orgId: input.orgId,
-        actor: input.actor,
-        origin: 'user',
+        orgId,
+        actor: caller.actor,
+        origin: caller.origin,
         event: 'agent.registered',
         subject: { agent_id: id, name: input.name },
         outcome: 'allowed',
@@ -81,20 +91,16 @@ export async function registerAgent(
 }
 
 /** Revokes the agent and cuts its tunnel here (other replicas within a heartbeat). */
-export async function revokeAgent(
-  deps: AgentDeps,
-  orgId: string,
-  id: string,
-  actor: QueryActor | null,
-): Promise<void> {
+export async function revokeAgent(deps: AgentDeps, caller: Caller | HostOperator, id: string): Promise<void> {
+  const { orgId } = caller;
   await inTransaction(deps.sql, async (tx) => {
     const row = await revokeAgentRow(tx, orgId, id);
     if (!row) throw notFound('no such agent');
-    if (actor)
+    if (caller.actor)
       await recordEvent(tx, {
         orgId,
-        actor,
-        origin: 'user',
+        actor: caller.actor,
+        origin: caller.origin,
         event: 'agent.revoked',
         subject: { agent_id: id },
         outcome: 'allowed',

@@ -1,6 +1,6 @@
 import { DEFAULT_PORTS } from '../adapters/types.ts';
+import type { Caller } from '../audit/actors.ts';
 import { connectionConfigFor, type RoutedConnectionConfig } from '../governance/connections.ts';
-import type { QueryActor } from '../governance/query.ts';
 import type { Keyring } from '../store/crypto.ts';
 import { findCredentialByUsername } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
@@ -12,14 +12,13 @@ import { getDatabase } from './databases.ts';
 /** SPEC.md 7: `ok`, or the database's own error message; null when database or credential is unknown. */
 export async function checkConnection(
   deps: { sql: Tx; keyring: Keyring; agents?: AgentTunnels },
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   databaseId: string,
   username: string,
 ): Promise<string | null> {
   let found: Awaited<ReturnType<typeof getDatabase>>;
   try {
-    found = await getDatabase(deps.sql, orgId, actor, databaseId);
+    found = await getDatabase(deps.sql, caller, databaseId);
   } catch {
     return null;
   }

@@ -1,4 +1,5 @@
 import { DEFAULT_PORTS } from '../adapters/types.ts';
+import type { Caller } from '../audit/actors.ts';
 import { type FieldError, notFound } from '../core/errors.ts';
 import { listableCredentials } from '../governance/access.ts';
 import { LARGE_WRITE_ROWS } from '../governance/preview/risk.ts';
@@ -42,10 +43,10 @@ export interface DatabaseWithCredentials {
 /** Registers a database with its credentials (SPEC.md 4.2 POST). */
 export async function createDatabase(
   deps: DatabaseDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   input: CreateDatabaseInput,
 ): Promise<DatabaseWithCredentials> {
+  const { orgId, actor } = caller;
   const defaults = input.credentials.filter((c) => c.default_credential).length;
   const fields: DatabaseFields = {
     api_id: null,
@@ -104,11 +105,11 @@ export async function createDatabase(
  */
 export async function patchDatabase(
   deps: DatabaseDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   id: string,
   input: PatchDatabaseInput,
 ): Promise<DatabaseWithCredentials> {
+  const { orgId, actor } = caller;
   const result = await deps.sql.begin(async (tx) => {
     const current = await visibleDatabase(tx, orgId, actor, id);
     const existing = await listCredentials(tx, [id]);
@@ -196,10 +197,10 @@ async function insertCredentialSealed(
  */
 export async function setupDatabase(
   deps: DatabaseDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   input: SetupDatabaseInput,
 ): Promise<DatabaseWithCredentials> {
+  const { orgId, actor } = caller;
   const result = await deps.sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext(${`setup:${orgId}:${input.id}`}))`;
     const existing = await findDatabaseByApiId(tx, orgId, input.id);
@@ -275,12 +276,8 @@ export async function setupDatabase(
   return result;
 }
 
-export async function getDatabase(
-  sql: Tx,
-  orgId: string,
-  actor: QueryActor,
-  id: string,
-): Promise<DatabaseWithCredentials> {
+export async function getDatabase(sql: Tx, caller: Caller, id: string): Promise<DatabaseWithCredentials> {
+  const { orgId, actor } = caller;
   const db = await visibleDatabase(sql, orgId, actor, id);
   return { db, credentials: await listableCredentials(sql, actor, await listCredentials(sql, [db.id])) };
 }
@@ -288,12 +285,12 @@ export async function getDatabase(
 /** Deletes a database, its credentials and grants; returns what was deleted (SPEC.md 4.2). */
 export async function deleteDatabase(
   deps: DatabaseDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   id: string,
 ): Promise<DatabaseWithCredentials> {
+  const { orgId, actor } = caller;
   const gone = await deps.sql.begin(async (tx) => {
-    const found = await getDatabase(tx, orgId, actor, id);
+    const found = await getDatabase(tx, caller, id);
     const all = { db: found.db, credentials: await listCredentials(tx, [id]) };
     await deleteDatabaseRow(tx, id);
     await auditDatabaseChange(tx, orgId, actor, all, null);
@@ -305,21 +302,20 @@ export async function deleteDatabase(
 
 export async function removeByApiId(
   deps: DatabaseDeps,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   apiId: string,
 ): Promise<DatabaseWithCredentials> {
-  const db = await findDatabaseByApiId(deps.sql, orgId, apiId);
+  const db = await findDatabaseByApiId(deps.sql, caller.orgId, apiId);
   if (!db) throw notFound('no database with that API id');
-  return deleteDatabase(deps, orgId, actor, db.id);
+  return deleteDatabase(deps, caller, db.id);
 }
 
 export async function listDatabases(
   sql: Tx,
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   opts: { group?: string | undefined; after?: string | undefined; limit: number },
 ): Promise<{ items: DatabaseWithCredentials[]; nextCursor: string | null }> {
+  const { orgId, actor } = caller;
   const visibleTo = actor.kind === 'user' && actor.role !== 'super_admin' ? actor.userId : null;
   const rows = await listDatabaseRows(sql, orgId, { ...opts, limit: opts.limit + 1, visibleTo });
   const page = rows.slice(0, opts.limit);

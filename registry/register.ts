@@ -1,8 +1,8 @@
 // Registration as the web UI does it: the secure defaults of the form (restricted, reviewed) are
 // the form's business; this checks every credential first and keeps the registrant able to see
 // what they registered. The REST API calls createDatabase directly and keeps SPEC.md's defaults.
+import type { Caller } from '../audit/actors.ts';
 import { recordEvent } from '../audit/events.ts';
-import type { QueryActor } from '../governance/query.ts';
 import { insertGrant } from '../store/grants.ts';
 import { newId } from '../store/ids.ts';
 import type { AgentTunnels } from '../tunnels/hub.ts';
@@ -22,16 +22,16 @@ export type Registration =
  */
 export async function registerDatabase(
   deps: DatabaseDeps & { agents?: AgentTunnels },
-  orgId: string,
-  actor: QueryActor,
+  caller: Caller,
   input: CreateDatabaseInput,
   options: { saveAnyway: boolean },
 ): Promise<Registration> {
+  const { orgId, actor } = caller;
   if (!options.saveAnyway) {
     const failures = await checkNewConnections(deps, input);
     if (failures.length > 0) return { saved: false, failures };
   }
-  const value = await createDatabase(deps, orgId, actor, input);
+  const value = await createDatabase(deps, caller, input);
   if (value.db.restrict_access && actor.kind === 'user' && actor.role !== 'super_admin') {
     const { userId } = actor;
     await deps.sql.begin(async (tx) => {
@@ -45,7 +45,7 @@ export async function registerDatabase(
         await recordEvent(tx, {
           orgId,
           actor,
-          origin: 'user',
+          origin: caller.origin,
           event: 'database.grant_added',
           subject: { database_id: value.db.id, grant_id: out.grant.id, user_id: userId },
           databaseId: value.db.id,

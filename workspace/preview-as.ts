@@ -59,7 +59,7 @@ export async function previewRowsAs(
 ): Promise<RowsPreview> {
   if (!actorIsAdmin(caller.actor)) throw forbidden('only admins preview what another person sees');
   // The admin must see the database themselves: a preview is no way into a restricted one.
-  const { db, credentials } = await getDatabase(deps.sql, caller.orgId, caller.actor, input.databaseId);
+  const { db, credentials } = await getDatabase(deps.sql, caller, input.databaseId);
   const person = await findUserById(deps.sql, input.userId);
   if (!person || person.org_id !== caller.orgId || person.deleted_at)
     throw validationFailed([{ path: 'user_id', message: 'no such person in this organization' }]);

@@ -2,6 +2,7 @@
 // only text: running it goes through the governed pipeline under the runner's own access, so
 // sharing one grants nothing.
 import * as v from 'valibot';
+import { userCaller } from '../audit/actors.ts';
 import { forbidden, notFound } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
 import { getDatabase } from '../registry/databases.ts';
@@ -102,6 +103,6 @@ export async function removeSavedQuery(sql: Tx, who: Person, id: string): Promis
 /** A database the person can see, or 404 as for any database they cannot (SPEC.md 2.2). */
 async function visibleDatabase(sql: Tx, who: Person, id: string | null): Promise<string | null> {
   if (id === null) return null;
-  await getDatabase(sql, who.orgId, { kind: 'user', userId: who.userId, role: who.role }, id);
+  await getDatabase(sql, userCaller(who.orgId, { kind: 'user', userId: who.userId, role: who.role }), id);
   return id;
 }

@@ -1,6 +1,7 @@
 // What every MCP tool works with: the caller (the token's user and client) and shared helpers.
 import type * as v from 'valibot';
 import type { SchemaTable } from '../../adapters/types.ts';
+import type { Caller } from '../../audit/actors.ts';
 import { recordEvent } from '../../audit/events.ts';
 import type { Deps } from '../../core/deps.ts';
 import {
@@ -48,11 +49,16 @@ export function toolContext(deps: Deps, caller: OAuthCaller): ToolContext {
   };
 }
 
+/** The tool's caller for domain functions (audit/actors.ts): the person through the AI client. */
+export function aiCaller(ctx: ToolContext): Caller<AiActor> {
+  return { orgId: ctx.orgId, actor: ctx.actor, origin: 'ai' };
+}
+
 /** Databases the user can see that allow AI use, with their AI credentials (governance/ai-access.ts). */
 export function aiDatabases(
   ctx: ToolContext,
 ): Promise<Array<{ db: DatabaseRow; credentials: CredentialRow[] }>> {
-  return aiDatabasesFor(ctx.deps.sql, ctx.orgId, ctx.actor);
+  return aiDatabasesFor(ctx.deps.sql, aiCaller(ctx));
 }
 
 /** The database and credential a schema tool reads as (governance/ai-access.ts has the rules). */
@@ -61,7 +67,7 @@ export function aiTarget(
   databaseId: string,
   credentialId?: string,
 ): Promise<{ db: DatabaseRow; cred: CredentialRow }> {
-  return aiTargetFor(ctx.deps.sql, { orgId: ctx.orgId, actor: ctx.actor, databaseId, credentialId });
+  return aiTargetFor(ctx.deps.sql, aiCaller(ctx), { databaseId, credentialId });
 }
 
 export function readSchema(ctx: ToolContext, db: DatabaseRow, cred: CredentialRow): Promise<SchemaTable[]> {

@@ -2,19 +2,19 @@
 import { decodeParams } from '../../governance/params.ts';
 import type { GovernedOutcome } from '../../governance/query.ts';
 import { cancelRequest, getRequest, type RequestView, runRequest } from '../../governance/requests.ts';
-import type { ToolContext } from './context.ts';
+import { aiCaller, type ToolContext } from './context.ts';
 
 export async function getRequestView(ctx: ToolContext, id: string): Promise<RequestView> {
-  return getRequest(ctx.deps, ctx.orgId, { actor: ctx.actor, origin: 'ai' }, id);
+  return getRequest(ctx.deps, aiCaller(ctx), id);
 }
 
 export async function cancelRequestView(ctx: ToolContext, id: string): Promise<RequestView> {
-  return cancelRequest(ctx.deps, ctx.orgId, { actor: ctx.actor, origin: 'ai' }, id);
+  return cancelRequest(ctx.deps, aiCaller(ctx), id);
 }
 
 /** Runs the author's approved request exactly as reviewed; governance checks everything again. */
 export async function runApprovedRequest(ctx: ToolContext, id: string): Promise<GovernedOutcome> {
-  return (await runRequest(ctx.deps, ctx.orgId, { actor: ctx.actor, origin: 'ai' }, id, null)).outcome;
+  return (await runRequest(ctx.deps, aiCaller(ctx), id, null)).outcome;
 }
 
 export function describeRequest(

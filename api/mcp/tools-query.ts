@@ -8,7 +8,7 @@ import {
   QueryDeniedError,
   runGovernedQuery,
 } from '../../governance/query.ts';
-import { aiTarget, jsonValue, readSchema, TOOL_AUDIT_PREFIX, type ToolDef } from './context.ts';
+import { aiCaller, aiTarget, jsonValue, readSchema, TOOL_AUDIT_PREFIX, type ToolDef } from './context.ts';
 import { cancelRequestView, describeRequest, getRequestView, runApprovedRequest } from './requests.ts';
 
 const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
@@ -160,7 +160,7 @@ export const queryHistoryTool: ToolDef<typeof HistoryInput> = {
   input: HistoryInput,
   readOnly: true,
   async run(ctx, input) {
-    const rows = await aiHistory(ctx.deps.sql, ctx.orgId, ctx.actor, input.limit);
+    const rows = await aiHistory(ctx.deps.sql, aiCaller(ctx), input.limit);
     return {
       entries: rows.map((r) => ({
         id: r.id,

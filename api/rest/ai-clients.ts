@@ -23,8 +23,7 @@ export function aiClientRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     doc('AI clients', 'Limit or disable an AI client for the organization', { body: Limits }),
     async (c) => {
       const body = await jsonBody(c, Limits);
-      const p = c.get('principal');
-      const row = await setAiClientControl(deps.sql, p.orgId, c.get('actor'), c.req.param('clientId'), body);
+      const row = await setAiClientControl(deps.sql, restCaller(c), c.req.param('clientId'), body);
       return c.json({ client_id: row.client_id, disabled: row.disabled, database_ids: row.database_ids });
     },
   );

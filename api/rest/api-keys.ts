@@ -77,7 +77,7 @@ export function apiKeyRoutes(deps: Pick<Deps, 'sql'>): Hono<AppEnv> {
     '/:id',
     doc('API keys', 'Revoke an API key', { auth: ['apiKey', 'bearer', 'session'], status: 204 }),
     async (c) => {
-      if (!(await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id'), c.get('actor'))))
+      if (!(await revokeOrgApiKey(deps.sql, restCaller(c), c.req.param('id'))))
         throw notFound('no such API key');
       return c.body(null, 204);
     },

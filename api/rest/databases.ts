@@ -20,6 +20,7 @@ import {
   setupDatabase,
 } from '../../registry/databases.ts';
 import type { AgentStatus } from '../../tunnels/agent-status.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
@@ -44,7 +45,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const q = parseWith(ListDatabases, c.req.query());
       const p = c.get('principal');
-      const page = await listDatabases(deps.sql, p.orgId, c.get('actor'), q);
+      const page = await listDatabases(deps.sql, restCaller(c), q);
       const agents = await agentStatuses(
         deps.sql,
         p.orgId,
@@ -67,7 +68,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, CreateDatabase);
       const orgId = c.get('principal').orgId;
-      return c.json(await present(orgId, await createDatabase(deps, orgId, c.get('actor'), body)), 201);
+      return c.json(await present(orgId, await createDatabase(deps, restCaller(c), body)), 201);
     },
   );
   app.put(
@@ -80,7 +81,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     async (c) => {
       const body = await jsonBody(c, SetupDatabase);
       const orgId = c.get('principal').orgId;
-      return c.json(await present(orgId, await setupDatabase(deps, orgId, c.get('actor'), body)));
+      return c.json(await present(orgId, await setupDatabase(deps, restCaller(c), body)));
     },
   );
   app.delete(
@@ -88,10 +89,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     doc('Databases', 'Delete a database by API id', { auth: ['apiKey', 'bearer', 'session'] }),
     admin,
     async (c) => {
-      const p = c.get('principal');
-      return c.json(
-        presentDatabase(await removeByApiId(deps, p.orgId, c.get('actor'), c.req.param('api_id'))),
-      );
+      return c.json(presentDatabase(await removeByApiId(deps, restCaller(c), c.req.param('api_id'))));
     },
   );
   app.get(
@@ -101,14 +99,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
       text: true,
     }),
     async (c) => {
-      const p = c.get('principal');
-      const answer = await checkConnection(
-        deps,
-        p.orgId,
-        c.get('actor'),
-        c.req.param('id'),
-        c.req.param('username'),
-      );
+      const answer = await checkConnection(deps, restCaller(c), c.req.param('id'), c.req.param('username'));
       // SPEC.md 7: plain text; a failed connection is still 200 with the server's message.
       return answer === null ? c.text('not found', 404) : c.text(answer, 200);
     },
@@ -118,9 +109,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     doc('Databases', 'Get a database', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
       const p = c.get('principal');
-      return c.json(
-        await present(p.orgId, await getDatabase(deps.sql, p.orgId, c.get('actor'), c.req.param('id'))),
-      );
+      return c.json(await present(p.orgId, await getDatabase(deps.sql, restCaller(c), c.req.param('id'))));
     },
   );
   app.patch(
@@ -134,7 +123,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
       const body = await jsonBody(c, PatchDatabase);
       const p = c.get('principal');
       return c.json(
-        await present(p.orgId, await patchDatabase(deps, p.orgId, c.get('actor'), c.req.param('id'), body)),
+        await present(p.orgId, await patchDatabase(deps, restCaller(c), c.req.param('id'), body)),
       );
     },
   );
@@ -145,8 +134,7 @@ export function databaseRoutes(deps: Deps): Hono<AppEnv> {
     }),
     admin,
     async (c) => {
-      const p = c.get('principal');
-      return c.json(presentDatabase(await deleteDatabase(deps, p.orgId, c.get('actor'), c.req.param('id'))));
+      return c.json(presentDatabase(await deleteDatabase(deps, restCaller(c), c.req.param('id'))));
     },
   );
   return app;

@@ -16,6 +16,7 @@ import {
   runRequest,
   undoRequest,
 } from '../../governance/requests.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
@@ -81,7 +82,6 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
   const gov: GovernanceDeps = deps;
   // The acting user (x-act-as-user) is resolved once per request by authenticate().
   const actor = async (c: Context<AppEnv>): Promise<QueryActor> => c.get('actor');
-  const caller = async (c: Context<AppEnv>) => ({ actor: await actor(c), origin: 'user' as const });
 
   app.post(
     '/',
@@ -108,12 +108,10 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
           : null,
       });
       if (outcome.status === 'pending_review') {
-        const view = await getRequest(gov, orgId, await caller(c), outcome.requestId);
+        const view = await getRequest(gov, restCaller(c), outcome.requestId);
         return c.json({ status: 'pending_review', request: presentRequest(view), result: null }, 202);
       }
-      const view = outcome.requestId
-        ? await getRequest(gov, orgId, await caller(c), outcome.requestId)
-        : null;
+      const view = outcome.requestId ? await getRequest(gov, restCaller(c), outcome.requestId) : null;
       return c.json({
         status: 'executed',
         request: view && presentRequest(view),
@@ -126,7 +124,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     doc('Query requests', 'List query requests', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
       const q = parseWith(List, c.req.query());
-      const page = await listQueryRequests(gov, c.get('principal').orgId, await actor(c), {
+      const page = await listQueryRequests(gov, restCaller(c), {
         ...(q.status ? { status: q.status } : {}),
         ...(q.database_id ? { databaseId: q.database_id } : {}),
         ...(q.cursor ? { cursor: q.cursor } : {}),
@@ -148,7 +146,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
       auth: ['apiKey', 'bearer', 'session'],
     }),
     async (c) => {
-      const inbox = await reviewInbox(gov, { orgId: c.get('principal').orgId, ...(await caller(c)) });
+      const inbox = await reviewInbox(gov, restCaller(c));
       const present = (request: RequestView['request']) =>
         presentRequest({ request, reviews: inbox.reviews[request.id] ?? [], validApprovals: [] }, false);
       return c.json({ waiting: inbox.waiting.map(present), mine: inbox.mine.map(present) });
@@ -158,9 +156,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     '/:id',
     doc('Query requests', 'Get a query request', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
-      return c.json(
-        presentRequest(await getRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id'))),
-      );
+      return c.json(presentRequest(await getRequest(gov, restCaller(c), c.req.param('id'))));
     },
   );
   app.patch(
@@ -171,7 +167,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
     }),
     async (c) => {
       const body = await jsonBody(c, Edit);
-      const view = await editRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id'), body);
+      const view = await editRequest(gov, restCaller(c), c.req.param('id'), body);
       return c.json(presentRequest(view));
     },
   );
@@ -182,16 +178,12 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
       body: Comment,
     }),
     async (c) => {
-      return c.json(
-        presentRequest(
-          await cancelRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id')),
-        ),
-      );
+      return c.json(presentRequest(await cancelRequest(gov, restCaller(c), c.req.param('id'))));
     },
   );
   const review = (verdict: 'approve' | 'reject' | 'comment') => async (c: Context<AppEnv>) => {
     const body = await jsonBody(c, Comment);
-    const out = await reviewRequest(gov, c.get('principal').orgId, await actor(c), c.req.param('id') ?? '', {
+    const out = await reviewRequest(gov, restCaller(c), c.req.param('id') ?? '', {
       verdict,
       body: body.comment,
     });
@@ -223,7 +215,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
       },
     ),
     async (c) => {
-      const view = await undoRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id'));
+      const view = await undoRequest(gov, restCaller(c), c.req.param('id'));
       return c.json(presentRequest(view), 201);
     },
   );
@@ -238,7 +230,7 @@ export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
       const bypass = body.bypass_review
         ? { acknowledged: body.bypass_review.acknowledge_override, reason: body.bypass_review.reason }
         : null;
-      const out = await runRequest(gov, c.get('principal').orgId, await caller(c), c.req.param('id'), bypass);
+      const out = await runRequest(gov, restCaller(c), c.req.param('id'), bypass);
       return c.json({
         status: 'executed',
         request: presentRequest(out.view),

@@ -1,11 +1,10 @@
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import type { Deps } from '../../core/deps.ts';
 import { findPerson, listPeople } from '../../identity/directory.ts';
 import {
   deletePerson,
   InviteInput,
   invitePerson,
-  type PeopleActor,
   PersonChange,
   passwordLink,
   updatePerson,
@@ -30,7 +29,6 @@ const Update = PersonChange;
 export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']), requireAdmin());
-  const actor = (c: Context<AppEnv>) => c.get('actor') as PeopleActor;
 
   app.get('/', doc('People', 'List the people of the organization'), async (c) =>
     c.json({ data: (await listPeople(deps.sql, restCaller(c))).map(presentUser) }),
@@ -43,8 +41,7 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
     }),
     async (c) => {
       const body = await jsonBody(c, Invite);
-      const p = c.get('principal');
-      const { user, link } = await invitePerson(deps.sql, deps.config.baseUrl, p.orgId, actor(c), body);
+      const { user, link } = await invitePerson(deps.sql, deps.config.baseUrl, restCaller(c), body);
       c.header('cache-control', 'no-store');
       return c.json({ ...presentUser(user), ...presentLink(link) }, 201);
     },
@@ -65,13 +62,11 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
     ),
     async (c) => {
       const body = await jsonBody(c, Update);
-      const p = c.get('principal');
-      return c.json(presentUser(await updatePerson(deps.sql, p.orgId, actor(c), c.req.param('id'), body)));
+      return c.json(presentUser(await updatePerson(deps.sql, restCaller(c), c.req.param('id'), body)));
     },
   );
   app.delete('/:id', doc('People', 'Delete a person (their history stays in the audit log)'), async (c) => {
-    const p = c.get('principal');
-    return c.json(presentUser(await deletePerson(deps.sql, p.orgId, actor(c), c.req.param('id'))));
+    return c.json(presentUser(await deletePerson(deps.sql, restCaller(c), c.req.param('id'))));
   });
   app.post(
     '/:id/password-link',
@@ -79,8 +74,7 @@ export function userRoutes(deps: Pick<Deps, 'sql' | 'config'>): Hono<AppEnv> {
       status: 201,
     }),
     async (c) => {
-      const p = c.get('principal');
-      const link = await passwordLink(deps.sql, deps.config.baseUrl, p.orgId, actor(c), c.req.param('id'));
+      const link = await passwordLink(deps.sql, deps.config.baseUrl, restCaller(c), c.req.param('id'));
       c.header('cache-control', 'no-store');
       return c.json(presentLink(link), 201);
     },

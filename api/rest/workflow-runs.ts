@@ -13,6 +13,7 @@ import {
 } from '../../automation/runs.ts';
 import type { Deps } from '../../core/deps.ts';
 import { badRequest, validationFailed } from '../../core/errors.ts';
+import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
@@ -69,7 +70,7 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
       }
       const id = c.req.param('id');
       const key = idempotencyKey(c.req.header('idempotency-key'));
-      const runId = await startRun(deps, c.get('principal'), id, body as Record<string, unknown>, key);
+      const runId = await startRun(deps, restCaller(c), id, body as Record<string, unknown>, key);
       c.header('location', `/api/v1/workflows/${id}/runs/${runId}`);
       return c.text(`Workflow run ${runId} started`, 200);
     },
@@ -79,7 +80,7 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
     doc('Workflows', 'List runs of a workflow', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
       const q = parseWith(ListRuns, c.req.query());
-      const rows = await listRuns(deps, c.get('principal'), c.req.param('id'), {
+      const rows = await listRuns(deps, restCaller(c), c.req.param('id'), {
         before: q.before,
         limit: q.limit + 1,
       });
@@ -96,7 +97,7 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
       auth: ['apiKey', 'bearer', 'session'],
     }),
     async (c) => {
-      const view = await getRun(deps, c.get('principal'), c.req.param('id'), c.req.param('runId'));
+      const view = await getRun(deps, restCaller(c), c.req.param('id'), c.req.param('runId'));
       return c.json(presentRun(view.row, view.state));
     },
   );
@@ -104,7 +105,7 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
     '/:id/runs/:runId/cancel',
     doc('Workflows', 'Cancel a run', { auth: ['apiKey', 'bearer', 'session'] }),
     async (c) => {
-      await cancelRun(deps, c.get('principal'), c.req.param('id'), c.req.param('runId'));
+      await cancelRun(deps, restCaller(c), c.req.param('id'), c.req.param('runId'));
       return c.json({ id: c.req.param('runId'), cancel_requested: true }, 202);
     },
   );
@@ -115,7 +116,7 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
       status: 201,
     }),
     async (c) => {
-      const runId = await retryRun(deps, c.get('principal'), c.req.param('id'), c.req.param('runId'));
+      const runId = await retryRun(deps, restCaller(c), c.req.param('id'), c.req.param('runId'));
       return c.json({ run_id: runId, retry_of: c.req.param('runId') }, 201);
     },
   );
@@ -135,8 +136,7 @@ export function workflowRunRoutes(deps: Deps): Hono<AppEnv> {
       const runId = c.req.param('runId');
       const newRun = await rerunRun(
         deps,
-        c.get('principal'),
-        c.get('actor'),
+        restCaller(c),
         c.req.param('id'),
         runId,
         body === null ? null : { values: body as Record<string, unknown>, fromText: false },

@@ -65,10 +65,7 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const body = await jsonBody(c, CreateWorkflow);
-      return c.json(
-        presentWorkflow(await createWorkflow(deps, c.get('principal').orgId, c.get('actor'), body)),
-        201,
-      );
+      return c.json(presentWorkflow(await createWorkflow(deps, restCaller(c), body)), 201);
     },
   );
   // The editor's live check (api/rest/workflow-validate.ts): same rules as create/update, no write.
@@ -97,7 +94,7 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
       auth: ['apiKey', 'bearer', 'session'],
     }),
     async (c) => {
-      const waiting = await approvalsWaitingFor(deps, c.get('principal'));
+      const waiting = await approvalsWaitingFor(deps, restCaller(c));
       return c.json({
         data: waiting.map((w) => ({
           run_id: w.runId,
@@ -118,11 +115,7 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     admin,
     async (c) => {
       const body = await jsonBody(c, PatchWorkflow);
-      return c.json(
-        presentWorkflow(
-          await patchWorkflow(deps, c.get('principal').orgId, c.get('actor'), c.req.param('id'), body),
-        ),
-      );
+      return c.json(presentWorkflow(await patchWorkflow(deps, restCaller(c), c.req.param('id'), body)));
     },
   );
   // SPEC.md 3: archives; the archived workflow is returned (archived_at set).
@@ -130,12 +123,7 @@ export function workflowRoutes(deps: Deps): Hono<AppEnv> {
     '/:id',
     doc('Workflows', 'Archive a workflow', { auth: ['apiKey', 'bearer', 'session'] }),
     admin,
-    async (c) =>
-      c.json(
-        presentWorkflow(
-          await archiveWorkflow(deps, c.get('principal').orgId, c.get('actor'), c.req.param('id')),
-        ),
-      ),
+    async (c) => c.json(presentWorkflow(await archiveWorkflow(deps, restCaller(c), c.req.param('id')))),
   );
   app.route('/', workflowRunRoutes(deps));
   return app;

@@ -16,7 +16,7 @@ import { listCredentialAccess, listDatabaseGrants } from '../../registry/grants.
 import type { Role, UserRow } from '../../store/users.ts';
 import { dashboardConfirmations } from './dashboards/confirm-rules.ts';
 import type { ConfirmRule } from './kit/confirm.tsx';
-import { pageActor, pageCaller } from './kit/page-context.tsx';
+import { pageCaller } from './kit/page-context.tsx';
 
 const ADMINS: readonly Role[] = ['admin', 'super_admin'];
 const names = (people: UserRow[]) => people.map((p) => p.email).join(', ');
@@ -28,7 +28,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
   const orgOf = (c: Parameters<ConfirmRule['describe']>[0]) => c.get('principal').orgId;
   const database = async (c: Parameters<ConfirmRule['describe']>[0], id: string) => {
     try {
-      return await getDatabase(deps.sql, orgOf(c), pageActor(c), id);
+      return await getDatabase(deps.sql, pageCaller(c), id);
     } catch {
       return null;
     }
@@ -238,7 +238,7 @@ export function confirmationRules(deps: Deps): ConfirmRule[] {
       async describe(c, p) {
         const agent = (await listAgents(deps, orgOf(c))).find((a) => a.id === p.id);
         if (!agent) return null;
-        const behind = (await listDatabases(deps.sql, orgOf(c), pageActor(c), { limit: 1000 })).items
+        const behind = (await listDatabases(deps.sql, pageCaller(c), { limit: 1000 })).items
           .map((i) => i.db)
           .filter((d) => d.agent_id === p.id);
         return {

@@ -12,7 +12,7 @@ import { canSee } from '../access.ts';
 import { errorRefusal, hiddenError } from './error-view.ts';
 import { currentPolicy } from './index.ts';
 
-type Reader = Principal;
+type Reader = Pick<Principal, 'kind' | 'orgId' | 'userId' | 'role'>;
 
 /** Why the reader may not see the rows of a step computed under `rec`; null when they may. */
 type Verdict = string | null;

@@ -1,4 +1,4 @@
--- Issues 12 and 17: the audit log records more than queries — changes of who may do what
+-- The audit log records more than queries — changes of who may do what
 -- (people, roles, grants) and AI tool calls that are not queries — each as its own kind of
 -- event with a structured subject, in the same hash chain. Existing entries are 'query' events;
 -- their hashes do not change, because a query entry's hashed body leaves both columns out.

@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userCaller } from '../../audit/actors.ts';
 import { reviewRequest } from '../../governance/requests.ts';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -201,10 +202,15 @@ describe('errors of another person’s request under the reader’s policy', () 
       statement: `select cast(email as int) from ${TABLE} where id = 1`,
     });
     const requestId = ((await submitted.json()) as { request: { id: string } }).request.id;
-    await reviewRequest(svc.deps, orgId, { kind: 'user', userId: memberId, role: 'member' }, requestId, {
-      verdict: 'approve',
-      body: 'ok',
-    });
+    await reviewRequest(
+      svc.deps,
+      userCaller(orgId, { kind: 'user', userId: memberId, role: 'member' }),
+      requestId,
+      {
+        verdict: 'approve',
+        body: 'ok',
+      },
+    );
     const ran = await asAdmin('POST', `/api/v1/desk/query-requests/${requestId}/run`, {});
     expect(ran.status).toBe(422);
     // The admin ran it under no policy: they read the database's own message.
@@ -234,8 +240,7 @@ describe('review gate', () => {
     >`select id from users where lower(email) = ${svc.admin.email}`;
     await reviewRequest(
       svc.deps,
-      orgId,
-      { kind: 'user', userId: admin!.id, role: 'super_admin' },
+      userCaller(orgId, { kind: 'user', userId: admin!.id, role: 'super_admin' }),
       requestId,
       { verdict: 'approve', body: 'ok' },
     );

@@ -6,7 +6,7 @@ import type { Deps } from '../../../core/deps.ts';
 import { mayReadAudit, searchAuditLog } from '../../../governance/audit-access.ts';
 import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
-import { type PageEnv, pageActor, pageCaller, render } from '../kit/page-context.tsx';
+import { type PageEnv, pageCaller, render } from '../kit/page-context.tsx';
 import { type AuditFilters, AuditPage } from './view.tsx';
 
 const AUDIT_PAGE = 100;
@@ -52,7 +52,7 @@ export function auditPageRoutes(deps: Deps): Hono<PageEnv> {
         { cursor, limit: AUDIT_PAGE },
       ),
       listPeople(deps.sql, pageCaller(c)),
-      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
     ]);
     // Verify chain: recomputes every hash of the organization's chain (audit/events.ts).
     const chain = q.verify === '1' ? await verifyAuditChain(deps.sql, p.orgId) : null;

@@ -12,7 +12,7 @@ import {
   savedQuery,
   saveQuery,
 } from '../../../workspace/saved-queries.ts';
-import { attempt, type PageEnv, pageActor, redirectWith, render } from '../kit/page-context.tsx';
+import { attempt, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { ConsolePage } from './view.tsx';
 
 type Ctx = Parameters<typeof render>[0];
@@ -91,7 +91,7 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
     const p = c.get('principal');
     const search = c.req.query('q') ?? '';
     const [dbs, history, saved] = await Promise.all([
-      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 200 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 200 }),
       queryHistory(deps.sql, person(c), search.slice(0, 200) || null),
       savedQueries(deps.sql, person(c)),
     ]);

@@ -29,7 +29,6 @@ import {
   attempt,
   type PageContext,
   type PageEnv,
-  pageActor,
   pageCaller,
   redirectWith,
   render,
@@ -249,7 +248,7 @@ export function dashboardBuilderRoutes(deps: Deps): Hono<PageEnv> {
     if (!grants.ok) return notFoundPage(c, grants.error);
     const [roles, dbs, workflows, people] = await Promise.all([
       listRoleGrants(deps.sql, v, d.id),
-      listDatabases(deps.sql, v.orgId, pageActor(c), { limit: 200 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 200 }),
       listWorkflowDefinitions(deps, pageCaller(c), { includeArchived: false, limit: 200 }),
       listPeople(deps.sql, pageCaller(c)),
     ]);

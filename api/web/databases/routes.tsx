@@ -24,7 +24,6 @@ import {
   attempt,
   type PageContext,
   type PageEnv,
-  pageActor,
   pageCaller,
   redirectWith,
   render,
@@ -48,7 +47,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   app.get('/databases', async (c) => {
     const p = c.get('principal');
     const group = c.req.query('group') || undefined;
-    const all = await listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 200 });
+    const all = await listDatabases(deps.sql, pageCaller(c), { limit: 200 });
     const groups = [
       ...new Set(all.items.map((i) => i.db.group_name).filter((g): g is string => Boolean(g))),
     ].sort();
@@ -78,7 +77,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     const parsed = v.safeParse(CreateDatabase, createBodyFromForm(form));
     if (!parsed.success) return newPage(c, form, issuesOf(parsed.issues), 422);
     const out = await attempt(() =>
-      registerDatabase(deps, c.get('principal').orgId, pageActor(c), parsed.output, {
+      registerDatabase(deps, pageCaller(c), parsed.output, {
         saveAnyway: form.save_anyway === 'on',
       }),
     );
@@ -99,15 +98,13 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     if (!parsed.success) return detailPage(c, { errors: issuesOf(parsed.issues) }, 422);
     return change(
       c,
-      () => patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id'), parsed.output),
+      () => patchDatabase(deps, pageCaller(c), c.req.param('id'), parsed.output),
       'Settings saved.',
     );
   });
 
   app.post('/databases/:id/delete', async (c) => {
-    const found = await attempt(() =>
-      getDatabase(deps.sql, c.get('principal').orgId, pageActor(c), c.req.param('id')),
-    );
+    const found = await attempt(() => getDatabase(deps.sql, pageCaller(c), c.req.param('id')));
     if (!found.ok) return redirectWith(c, '/databases', 'error', found.error.detail);
     if ((c.get('form').confirm ?? '').trim() !== found.value.db.name)
       return redirectWith(
@@ -116,9 +113,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
         'error',
         'The name you typed does not match; nothing was deleted.',
       );
-    const out = await attempt(() =>
-      deleteDatabase(deps, c.get('principal').orgId, pageActor(c), found.value.db.id),
-    );
+    const out = await attempt(() => deleteDatabase(deps, pageCaller(c), found.value.db.id));
     return out.ok
       ? redirectWith(c, '/databases', 'notice', `Deleted ${found.value.db.name}.`)
       : redirectWith(c, `/databases/${found.value.db.id}`, 'error', out.error.detail);
@@ -130,7 +125,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     change(
       c,
       () =>
-        patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id'), {
+        patchDatabase(deps, pageCaller(c), c.req.param('id'), {
           credentials: [{ id: c.req.param('cid'), delete: true }],
         }),
       'Credential removed.',
@@ -139,12 +134,11 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
 
   // SPEC.md 7: the server's own message, shown beside the credential.
   app.post('/databases/:id/credentials/:cid/check', async (c) => {
-    const p = c.get('principal');
-    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id')));
+    const found = await attempt(() => getDatabase(deps.sql, pageCaller(c), c.req.param('id')));
     const cred = found.ok ? found.value.credentials.find((x) => x.id === c.req.param('cid')) : undefined;
     if (!cred) return redirectWith(c, '/databases', 'error', 'No such credential.');
     const message =
-      (await checkConnection(deps, p.orgId, pageActor(c), c.req.param('id'), cred.username)) ?? 'not found';
+      (await checkConnection(deps, pageCaller(c), c.req.param('id'), cred.username)) ?? 'not found';
     return detailPage(c, { checked: { credentialId: cred.id, message } });
   });
 
@@ -190,8 +184,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     if (!parsed.success) return detailPage(c, { errors: issuesOf(parsed.issues, true) }, 422);
     return change(
       c,
-      () =>
-        patchDatabase(deps, c.get('principal').orgId, pageActor(c), c.req.param('id') ?? '', parsed.output),
+      () => patchDatabase(deps, pageCaller(c), c.req.param('id') ?? '', parsed.output),
       id ? 'Credential saved.' : 'Credential added.',
       true,
     );
@@ -244,7 +237,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
     status: 200 | 422 = 200,
   ) {
     const p = c.get('principal');
-    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id') ?? ''));
+    const found = await attempt(() => getDatabase(deps.sql, pageCaller(c), c.req.param('id') ?? ''));
     if (!found.ok) return render(c, 'databases', 'Not found', <p class="error">No such database.</p>, 404);
     const { db, credentials } = found.value;
     const credentialGrants = Object.fromEntries(

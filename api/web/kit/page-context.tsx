@@ -161,7 +161,7 @@ export function pageActor(c: PageContext): { kind: 'user'; userId: string; role:
 }
 
 /** The signed-in person as a domain function's caller (audit/actors.ts). */
-export function pageCaller(c: PageContext): Caller {
+export function pageCaller(c: PageContext): Caller<ReturnType<typeof pageActor>> {
   return { orgId: c.get('principal').orgId, actor: pageActor(c), origin: 'user' };
 }
 

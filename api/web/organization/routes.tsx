@@ -77,29 +77,19 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
       : redirectWith(c, '/organization', 'error', out.error.detail);
   });
   app.post('/organization/api-keys/:id/revoke', async (c) =>
-    (await revokeOrgApiKey(deps.sql, c.get('principal').orgId, c.req.param('id'), pageActor(c)))
+    (await revokeOrgApiKey(deps.sql, pageCaller(c), c.req.param('id')))
       ? redirectWith(c, '/organization', 'notice', 'The API key was revoked.')
       : redirectWith(c, '/organization', 'error', 'No such API key.'),
   );
 
   app.post('/organization/agents', async (c) => {
-    const p = c.get('principal');
     // Checked by registerAgent with the schema POST /api/v1/agents uses (registry/agents.ts).
-    const out = await attempt(() =>
-      registerAgent(deps, {
-        orgId: p.orgId,
-        name: c.get('form').name ?? '',
-        createdBy: p.userId,
-        actor: pageActor(c),
-      }),
-    );
+    const out = await attempt(() => registerAgent(deps, pageCaller(c), c.get('form').name ?? ''));
     if (!out.ok) return redirectWith(c, '/organization', 'error', out.error.detail);
     return page(c, { created: { kind: 'agent', name: out.value.agent.name, secret: out.value.token } });
   });
   app.post('/organization/agents/:id/revoke', async (c) => {
-    const out = await attempt(() =>
-      revokeAgent(deps, c.get('principal').orgId, c.req.param('id'), pageActor(c)),
-    );
+    const out = await attempt(() => revokeAgent(deps, pageCaller(c), c.req.param('id')));
     return out.ok
       ? redirectWith(c, '/organization', 'notice', 'The agent was revoked; its tunnel closes.')
       : redirectWith(c, '/organization', 'error', out.error.detail);
@@ -134,10 +124,9 @@ export function organizationPageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/organization/ai-clients', async (c) => {
     const body = await c.req.parseBody({ all: true });
     const ids = [body.database_ids].flat().filter((x): x is string => typeof x === 'string' && x !== '');
-    const p = c.get('principal');
     // Checked by setAiClientControl with the schema the REST route uses (governance/ai-clients.ts).
     const out = await attempt(() =>
-      setAiClientControl(deps.sql, p.orgId, pageActor(c), c.get('form').client_id ?? '', {
+      setAiClientControl(deps.sql, pageCaller(c), c.get('form').client_id ?? '', {
         disabled: c.get('form').disabled === 'on',
         database_ids: ids.length > 0 ? ids : null,
       }),

@@ -17,7 +17,6 @@ import {
   attempt,
   type PageContext,
   type PageEnv,
-  pageActor,
   pageCaller,
   redirectWith,
   render,
@@ -37,7 +36,6 @@ export function peoplePageRoutes(
   const adminsOnly = adminPagesOnly('manage people');
   app.use('/people', adminsOnly);
   app.use('/people/*', adminsOnly);
-  const actor = pageActor;
 
   app.get('/people', (c) => page(c, {}));
 
@@ -45,7 +43,7 @@ export function peoplePageRoutes(
     const form = c.get('form');
     // Checked by invitePerson with the schema POST /api/v1/users uses (identity/people.ts).
     const out = await attempt(() =>
-      invitePerson(deps.sql, deps.config.baseUrl, c.get('principal').orgId, actor(c), {
+      invitePerson(deps.sql, deps.config.baseUrl, pageCaller(c), {
         email: form.email ?? '',
         name: form.name ?? '',
         role: (form.role ?? '') as Role,
@@ -62,34 +60,25 @@ export function peoplePageRoutes(
   app.post('/people/:id/role', async (c) => {
     // Checked by updatePerson with the schema PATCH /api/v1/users/:id uses (identity/people.ts).
     const role = c.get('form').role ?? '';
-    return act(
-      c,
-      () => updatePerson(deps.sql, c.get('principal').orgId, actor(c), c.req.param('id'), { role }),
-      'Role changed.',
-    );
+    return act(c, () => updatePerson(deps.sql, pageCaller(c), c.req.param('id'), { role }), 'Role changed.');
   });
   app.post('/people/:id/disable', (c) =>
     act(
       c,
-      () => updatePerson(deps.sql, c.get('principal').orgId, actor(c), c.req.param('id'), { disabled: true }),
+      () => updatePerson(deps.sql, pageCaller(c), c.req.param('id'), { disabled: true }),
       'Disabled: their sessions, tokens and AI clients were ended.',
     ),
   );
   app.post('/people/:id/enable', (c) =>
-    act(
-      c,
-      () =>
-        updatePerson(deps.sql, c.get('principal').orgId, actor(c), c.req.param('id'), { disabled: false }),
-      'Enabled.',
-    ),
+    act(c, () => updatePerson(deps.sql, pageCaller(c), c.req.param('id'), { disabled: false }), 'Enabled.'),
   );
   app.post('/people/:id/delete', (c) =>
-    act(c, () => deletePerson(deps.sql, c.get('principal').orgId, actor(c), c.req.param('id')), 'Deleted.'),
+    act(c, () => deletePerson(deps.sql, pageCaller(c), c.req.param('id')), 'Deleted.'),
   );
   app.post('/people/:id/password-link', async (c) => {
     const user = await findPerson(deps.sql, pageCaller(c), c.req.param('id'));
     const out = await attempt(() =>
-      passwordLink(deps.sql, deps.config.baseUrl, c.get('principal').orgId, actor(c), c.req.param('id')),
+      passwordLink(deps.sql, deps.config.baseUrl, pageCaller(c), c.req.param('id')),
     );
     if (!out.ok || !user)
       return redirectWith(c, '/people', 'error', out.ok ? 'No such person.' : out.error.detail);

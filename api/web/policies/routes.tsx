@@ -19,7 +19,6 @@ import {
   attempt,
   type PageContext,
   type PageEnv,
-  pageActor,
   pageCaller,
   redirectWith,
   render,
@@ -130,7 +129,7 @@ export function policyPageRoutes(deps: Deps): Hono<PageEnv> {
 
   async function page(c: PageContext, pid: string | null, withRows = false) {
     const p = c.get('principal');
-    const found = await attempt(() => getDatabase(deps.sql, p.orgId, pageActor(c), c.req.param('id') ?? ''));
+    const found = await attempt(() => getDatabase(deps.sql, pageCaller(c), c.req.param('id') ?? ''));
     if (!found.ok) return render(c, 'databases', 'Not found', <p class="error">No such database.</p>, 404);
     const { db, credentials } = found.value;
     const cred = credentials.find((x) => x.default_credential) ?? credentials[0];

@@ -16,7 +16,7 @@ import {
 import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
 import { ResultTable } from '../kit/components.tsx';
-import { attempt, type PageEnv, pageActor, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
+import { attempt, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { RequestPage, ReviewsPage } from './view.tsx';
 
 export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
@@ -25,16 +25,15 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.get('/reviews', async (c) => {
     const p = c.get('principal');
-    const actor = pageActor(c);
     // Query requests and workflow runs waiting on this person (one inbox).
     const [inbox, workflowApprovals, users, dbs] = await Promise.all([
       reviewInbox(gov, pageCaller(c)),
-      approvalsWaitingFor(deps, p),
+      approvalsWaitingFor(deps, pageCaller(c)),
       listPeople(deps.sql, pageCaller(c)),
-      listDatabases(deps.sql, p.orgId, actor, { limit: 500 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
     ]);
     // No write preview here: each is read (and audited) on the request's own page.
-    const undoable = await undoableRequests(gov, p.orgId, actor);
+    const undoable = await undoableRequests(gov, pageCaller(c));
     const ctx = {
       reviews: inbox.reviews,
       revisions: inbox.revisions,
@@ -68,13 +67,13 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
   // One request with its write preview, read as this reader may see it (governance/preview/).
   app.get('/reviews/:id', async (c) => {
     const p = c.get('principal');
-    const found = await attempt(() => getRequest(gov, p.orgId, pageCaller(c), c.req.param('id')));
+    const found = await attempt(() => getRequest(gov, pageCaller(c), c.req.param('id')));
     if (!found.ok) return render(c, 'reviews', 'Not found', <p class="error">No such query request.</p>, 404);
     const v = found.value;
     const r = v.request;
     const [users, dbs] = await Promise.all([
       listPeople(deps.sql, pageCaller(c)),
-      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
     ]);
     const ctx = {
       reviews: { [r.id]: v.reviews },
@@ -100,11 +99,10 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   app.post('/reviews/:id/review', async (c) => {
-    const p = c.get('principal');
     const form = c.get('form');
     const verdict = form.verdict === 'approve' || form.verdict === 'reject' ? form.verdict : 'comment';
     const out = await attempt(() =>
-      reviewRequest(gov, p.orgId, pageActor(c), c.req.param('id'), { verdict, body: form.comment ?? '' }),
+      reviewRequest(gov, pageCaller(c), c.req.param('id'), { verdict, body: form.comment ?? '' }),
     );
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     const id = c.req.param('id');
@@ -115,12 +113,9 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
 
   // The author changes the SQL: a new revision, approvals so far void (governance/requests.ts).
   app.post('/reviews/:id/edit', async (c) => {
-    const p = c.get('principal');
     // Checked by editRequest with the schema PATCH /api/v1/desk/query-requests/:id uses.
     const statement = (c.get('form').statement ?? '').trim();
-    const out = await attempt(() =>
-      editRequest(gov, p.orgId, pageActor(c), c.req.param('id'), { statement }),
-    );
+    const out = await attempt(() => editRequest(gov, pageCaller(c), c.req.param('id'), { statement }));
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     return redirectWith(
       c,
@@ -132,10 +127,7 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
 
   // Opens the undo of an executed write as a new request (governance/undo/).
   app.post('/reviews/:id/undo', async (c) => {
-    const p = c.get('principal');
-    const out = await attempt(() =>
-      undoRequest(gov, p.orgId, { actor: pageActor(c), origin: 'user' }, c.req.param('id')),
-    );
+    const out = await attempt(() => undoRequest(gov, pageCaller(c), c.req.param('id')));
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     return redirectWith(
       c,
@@ -146,10 +138,7 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
   });
 
   app.post('/reviews/:id/cancel', async (c) => {
-    const p = c.get('principal');
-    const out = await attempt(() =>
-      cancelRequest(gov, p.orgId, { actor: pageActor(c), origin: 'user' }, c.req.param('id')),
-    );
+    const out = await attempt(() => cancelRequest(gov, pageCaller(c), c.req.param('id')));
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     return redirectWith(c, '/reviews', 'notice', `Canceled ${c.req.param('id')}.`);
   });
@@ -157,15 +146,12 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
   // Runs the author's approved request, or with the acknowledgment a super admin's bypass
   // (SPEC.md 2.2). The result is shown on this response: it is the one time it is returned.
   app.post('/reviews/:id/run', async (c) => {
-    const p = c.get('principal');
     const form = c.get('form');
     const bypass =
       form.bypass === '1'
         ? { acknowledged: form.acknowledge_override === 'true', reason: form.reason ?? null }
         : null;
-    const out = await attempt(() =>
-      runRequest(gov, p.orgId, { actor: pageActor(c), origin: 'user' }, c.req.param('id'), bypass),
-    );
+    const out = await attempt(() => runRequest(gov, pageCaller(c), c.req.param('id'), bypass));
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     const r = out.value.outcome.result;
     return render(

@@ -18,7 +18,7 @@ import type { Deps } from '../../../core/deps.ts';
 import { runAuditTrail } from '../../../governance/audit-access.ts';
 import { mayRead } from '../../../governance/workflow-access.ts';
 import { RUN_STATUSES } from '../../../workflows/types.ts';
-import { attempt, type PageEnv, pageActor, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
+import { attempt, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { RUN_STARTED_NOTICE, RunPage, RunsPage } from './view.tsx';
 
 /** How many runs the runs page lists, newest first across workflows. */
@@ -46,7 +46,7 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
       includeArchived: true,
       limit: 500,
     });
-    const runs = await listReadableRuns(deps, p, workflows, { ...filter, limit: RUNS_SHOWN + 1 });
+    const runs = await listReadableRuns(deps, pageCaller(c), workflows, { ...filter, limit: RUNS_SHOWN + 1 });
     const names = Object.fromEntries(workflows.filter((w) => mayRead(p, w)).map((w) => [w.id, w.name]));
     const next = runs.length > RUNS_SHOWN ? runs[RUNS_SHOWN - 1]!.id : null;
     return render(
@@ -60,7 +60,7 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
   app.get('/runs/:workflowId/:runId', async (c) => {
     const p = c.get('principal');
     const { workflowId, runId } = c.req.param();
-    const found = await attempt(() => getRun(deps, p, workflowId, runId));
+    const found = await attempt(() => getRun(deps, pageCaller(c), workflowId, runId));
     if (!found.ok) return render(c, 'runs', 'Not found', <p class="error">{found.error.detail}</p>, 404);
     const wf = await findWorkflowDefinition(deps, pageCaller(c), workflowId);
     const name = wf?.name ?? workflowId;
@@ -70,7 +70,7 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
     const notice = c.req.query('notice');
     // The approval step waited on, if any: who started the run, the next step, and whether this
     // person may decide (automation/approvals.ts).
-    const approval = await approvalContext(deps, p, wf, found.value);
+    const approval = await approvalContext(deps, pageCaller(c), wf, found.value);
     // Query steps whose writes run at least once on their database (automation/delivery.ts).
     const notes = await deliveryNotes(deps, p.orgId, wf?.steps ?? []);
     const temporalUrl = deps.config.temporalUiUrl
@@ -106,12 +106,11 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
   // Re-run with the same or edited inputs: a new run, the same rules as any start.
   app.post('/runs/:workflowId/:runId/rerun', async (c) => {
     const { workflowId, runId } = c.req.param();
-    const p = c.get('principal');
     const inputs: Record<string, string> = {};
     for (const [k, value] of Object.entries(c.get('form')))
       if (k.startsWith('input.')) inputs[k.slice(6)] = value;
     const out = await attempt(() =>
-      rerunRun(deps, p, pageActor(c), workflowId, runId, { values: inputs, fromText: true }),
+      rerunRun(deps, pageCaller(c), workflowId, runId, { values: inputs, fromText: true }),
     );
     if (!out.ok) return redirectWith(c, `/runs/${workflowId}/${runId}`, 'error', out.error.detail);
     return redirectWith(c, `/runs/${workflowId}/${out.value}`, 'notice', `Re-run of ${runId} started.`);
@@ -119,7 +118,7 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
 
   app.post('/runs/:workflowId/:runId/retry', async (c) => {
     const { workflowId, runId } = c.req.param();
-    const out = await attempt(() => retryRun(deps, c.get('principal'), workflowId, runId));
+    const out = await attempt(() => retryRun(deps, pageCaller(c), workflowId, runId));
     if (!out.ok) return redirectWith(c, `/runs/${workflowId}/${runId}`, 'error', out.error.detail);
     return redirectWith(c, `/runs/${workflowId}/${out.value}`, 'notice', `Retry of ${runId} started.`);
   });
@@ -127,7 +126,7 @@ export function runPageRoutes(deps: Deps): Hono<PageEnv> {
   app.post('/runs/:workflowId/:runId/cancel', async (c) => {
     const { workflowId, runId } = c.req.param();
     const page = `/runs/${workflowId}/${runId}`;
-    const out = await attempt(() => cancelRun(deps, c.get('principal'), workflowId, runId));
+    const out = await attempt(() => cancelRun(deps, pageCaller(c), workflowId, runId));
     return out.ok
       ? redirectWith(c, page, 'notice', 'Cancel requested: steps in flight are stopped.')
       : redirectWith(c, page, 'error', out.error.detail);

@@ -20,7 +20,6 @@ import {
   attempt,
   type PageContext,
   type PageEnv,
-  pageActor,
   pageCaller,
   redirectWith,
   render,
@@ -82,28 +81,26 @@ export function workflowPageRoutes(deps: Deps): Hono<PageEnv> {
   // Form values are text: they are read by the inputs' types (`"42"` for an integer); an empty
   // field is left out so the input's default applies.
   app.post('/workflows/:id/run', async (c) => {
-    const p = c.get('principal');
     const id = c.req.param('id');
     const inputs: Record<string, string> = {};
     for (const [k, value] of Object.entries(c.get('form')))
       if (k.startsWith('input.') && value !== '') inputs[k.slice(6)] = value;
     // Checked by startRun against the workflow's inputs, as POST /api/v1/workflows/:id/run is.
-    const out = await attempt(() => startRun(deps, p, id, inputs, null, 'form'));
+    const out = await attempt(() => startRun(deps, pageCaller(c), id, inputs, null, 'form'));
     if (!out.ok) return redirectWith(c, `/workflows/${id}`, 'error', out.error.detail);
     return redirectWith(c, `/runs/${id}/${out.value}`, 'notice', RUN_STARTED_NOTICE);
   });
 
   app.post('/workflows/:id/archive', adminsOnly, async (c) => {
     const id = c.req.param('id');
-    const out = await attempt(() => archiveWorkflow(deps, c.get('principal').orgId, pageActor(c), id));
+    const out = await attempt(() => archiveWorkflow(deps, pageCaller(c), id));
     if (!out.ok) return redirectWith(c, `/workflows/${id}`, 'error', out.error.detail);
     return redirectWith(c, '/workflows', 'notice', `Archived ${out.value.name}.`);
   });
 
   async function editorPage(c: PageContext, wf: WorkflowRow | null) {
-    const p = c.get('principal');
     const [dbs, users, workflows] = await Promise.all([
-      listDatabases(deps.sql, p.orgId, pageActor(c), { limit: 500 }),
+      listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
       listPeople(deps.sql, pageCaller(c)),
       listWorkflowDefinitions(deps, pageCaller(c), { includeArchived: false, limit: 500 }),
     ]);
