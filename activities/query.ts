@@ -1,8 +1,9 @@
 import { asyncLocalStorage } from '@temporalio/activity';
 import type { Deps } from '../core/deps.ts';
 import { type EvalContext, renderSql } from '../expr/index.ts';
+import { credentialTarget } from '../governance/access.ts';
 import { DEFAULT_TIMEOUT_SECONDS, type QueryActor, runGovernedQuery } from '../governance/query.ts';
-import { stepActor, stepTarget } from '../governance/workflow-step.ts';
+import { stepActor } from '../governance/workflow-step.ts';
 import { classifyStatement } from '../sql/classify.ts';
 import type { OutputProtection } from '../workflows/types.ts';
 import { nonRetryable } from './failures.ts';
@@ -80,7 +81,7 @@ export async function planQueryStep(
   deps: Pick<Deps, 'sql'>,
   input: Pick<QueryStepInput, 'orgId' | 'credentialId' | 'query' | 'timeoutSeconds' | 'ctx'>,
 ): Promise<QueryStepPlan> {
-  const target = await stepTarget(deps.sql, input.orgId, input.credentialId);
+  const target = await credentialTarget(deps.sql, input.orgId, input.credentialId);
   if (!target) throw nonRetryable('NotFound', 'the credential of this query step no longer exists');
   const { text } = renderSql(input.query, input.ctx, target.adapter);
   return {
@@ -94,7 +95,7 @@ async function governedStep(
   input: QueryStepInput,
   stepAttempt: { runId: string; stepId: string; attempt: number } | undefined,
 ): Promise<QueryStepOutput> {
-  const target = await stepTarget(deps.sql, input.orgId, input.credentialId);
+  const target = await credentialTarget(deps.sql, input.orgId, input.credentialId);
   if (!target) throw nonRetryable('NotFound', 'the credential of this query step no longer exists');
   // The placeholder style is the database's: values never enter the SQL text.
   const { text, params } = renderSql(input.query, input.ctx, target.adapter);

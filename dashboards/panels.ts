@@ -4,13 +4,13 @@ import type { AdapterName } from '../adapters/types.ts';
 import type { FieldError } from '../core/errors.ts';
 import { validationFailed } from '../core/errors.ts';
 import { collectReferences, ExprError, renderSql } from '../expr/index.ts';
-import { resolveTarget } from '../governance/access.ts';
+import { credentialTarget, resolveTarget } from '../governance/access.ts';
 import type { QueryActor } from '../governance/query.ts';
 import { classifyStatement } from '../sql/classify.ts';
 import type { Panel, PanelAction } from '../store/dashboards.ts';
 import type { Tx } from '../store/db.ts';
 import { newId } from '../store/ids.ts';
-import { findCredentialTarget, findWorkflow } from '../store/workflows.ts';
+import { findWorkflow } from '../store/workflows.ts';
 import { panelColumns } from './columns.ts';
 import type { PanelBody } from './schema.ts';
 
@@ -84,7 +84,7 @@ async function panelTarget(
   author: QueryActor,
   credentialId: string,
 ): Promise<AdapterName | null> {
-  const target = await findCredentialTarget(sql, orgId, credentialId);
+  const target = await credentialTarget(sql, orgId, credentialId);
   if (!target) return null;
   try {
     await resolveTarget(sql, { orgId, actor: author, databaseId: target.database_id, credentialId });

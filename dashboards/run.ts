@@ -7,12 +7,13 @@ import type { Deps } from '../core/deps.ts';
 import { notFound, validationFailed } from '../core/errors.ts';
 import { parseInput } from '../core/input.ts';
 import { ExprError, type InputType, parseInputValue, renderSql } from '../expr/index.ts';
+import { credentialTarget } from '../governance/access.ts';
 import { encodeParams } from '../governance/params.ts';
 import { type GovernanceDeps, resolveTarget, runGovernedQuery } from '../governance/query.ts';
 import { listQueryRequests, runRequest } from '../governance/requests.ts';
 import { principalCaller, type UserPrincipal } from '../identity/principal.ts';
 import type { DashboardRow, Panel } from '../store/dashboards.ts';
-import { findCredentialTarget, findWorkflow } from '../store/workflows.ts';
+import { findWorkflow } from '../store/workflows.ts';
 import { actorOfViewer, type Viewer, visibleDashboard } from './manage.ts';
 import { RunActionBody, RunPanelBody } from './schema.ts';
 
@@ -62,7 +63,7 @@ export async function runPanel(deps: GovernanceDeps, v: Viewer, run: PanelRun): 
   const missing = panel.inputs.filter((i) => given[i.key] === undefined);
   if (missing.length > 0)
     throw validationFailed(missing.map((i) => ({ path: `inputs.${i.key}`, message: 'a value is required' })));
-  const target = await findCredentialTarget(deps.sql, v.orgId, panel.details.credential_id);
+  const target = await credentialTarget(deps.sql, v.orgId, panel.details.credential_id);
   if (!target) throw notFound('the credential of this panel no longer exists');
   const inputs = Object.fromEntries(panel.inputs.map((i) => [i.key, given[i.key]!]));
   let rendered: { text: string; params: Array<string | number | boolean | null> };

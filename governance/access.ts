@@ -1,8 +1,10 @@
+import type { AdapterName } from '../adapters/types.ts';
 import { notFound } from '../core/errors.ts';
 import { accessBarrier } from '../store/access-cache.ts';
 import { type CredentialRow, type DatabaseRow, hasGrant } from '../store/databases.ts';
 import type { Tx } from '../store/db.ts';
 import { findAccessTarget, usableCredentialIds } from '../store/grants.ts';
+import { findCredentialTarget } from '../store/workflows.ts';
 import type { GovernedQuery, QueryActor } from './types.ts';
 
 /**
@@ -88,4 +90,24 @@ export async function usableCredentials(
  */
 export async function settleAccess(sql: Tx): Promise<void> {
   await accessBarrier(sql);
+}
+
+/** The database a credential belongs to, within the organization, and the credential's timeout. */
+export interface CredentialTarget {
+  database_id: string;
+  adapter: AdapterName;
+  timeout: number | null;
+}
+
+/**
+ * The target of a credential named by a workflow step or a dashboard panel (its engine decides the
+ * placeholder style the SQL is rendered in); null when the credential or its database is gone.
+ * Whether the caller may use it is resolveTarget's decision, made by the pipeline.
+ */
+export function credentialTarget(
+  sql: Tx,
+  orgId: string,
+  credentialId: string,
+): Promise<CredentialTarget | null> {
+  return findCredentialTarget(sql, orgId, credentialId);
 }

@@ -1,24 +1,10 @@
-// What a workflow query step asks of governance before its statement enters the pipeline: the
-// database its credential belongs to (the SQL is rendered in that engine's placeholder style) and
-// who it runs as. Both are access decisions, so they are made here, beside the pipeline they feed,
-// and the step's activity (activities/query.ts) reads nothing from the store itself.
-import type { AdapterName } from '../adapters/types.ts';
+// Who a workflow query step runs as, decided before its statement enters the pipeline. It is an
+// access decision, so it is made here, beside the pipeline it feeds; with the credential's target
+// (governance/access.ts credentialTarget) the step's activity (activities/query.ts) reads nothing
+// from the store itself.
 import type { Tx } from '../store/db.ts';
 import { findUserById } from '../store/users.ts';
-import { findCredentialTarget } from '../store/workflows.ts';
 import type { QueryActor } from './types.ts';
-
-/** The database of a step's credential, within the organization, and the credential's timeout. */
-export interface StepTarget {
-  database_id: string;
-  adapter: AdapterName;
-  timeout: number | null;
-}
-
-/** The target of a step's credential; null when the credential (or its database) is gone. */
-export function stepTarget(sql: Tx, orgId: string, credentialId: string): Promise<StepTarget | null> {
-  return findCredentialTarget(sql, orgId, credentialId);
-}
 
 /** The run a step belongs to, and the person who started it (none: the organization's own run). */
 export interface StepRun {

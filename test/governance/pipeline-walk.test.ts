@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing, stopTracing } from '../../core/tracing.ts';
-import { stepTarget } from '../../governance/workflow-step.ts';
+import { credentialTarget } from '../../governance/access.ts';
 import { findUserById } from '../../store/users.ts';
 import { type RunningWorker, startWorker } from '../../worker/worker.ts';
 import { servers, workflowBundle } from '../harness/servers.ts';
@@ -329,13 +329,13 @@ describe('a governed query walks through governance/ once, and the store hears f
     let recorded: StoreStatement[];
     try {
       await findUserById(w.svc.deps.sql, admin.id);
-      await stepTarget(w.svc.deps.sql, w.orgId, db.credentials[0]!.id);
+      await credentialTarget(w.svc.deps.sql, w.orgId, db.credentials[0]!.id);
     } finally {
       recorded = rec.stop();
     }
     expect(recorded.map(issuer)).toEqual([
       'test/governance/pipeline-walk.test.ts',
-      'governance/workflow-step.ts',
+      'governance/access.ts',
     ]);
     const flagged = outOfPlace(recorded);
     expect(flagged).toHaveLength(1);
