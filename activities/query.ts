@@ -2,10 +2,8 @@ import { asyncLocalStorage } from '@temporalio/activity';
 import type { Deps } from '../core/deps.ts';
 import { type EvalContext, renderSql } from '../expr/index.ts';
 import { DEFAULT_TIMEOUT_SECONDS, type QueryActor, runGovernedQuery } from '../governance/query.ts';
+import { stepActor, stepTarget } from '../governance/workflow-step.ts';
 import { classifyStatement } from '../sql/classify.ts';
-import type { Tx } from '../store/db.ts';
-import { findUserById } from '../store/users.ts';
-import { findCredentialTarget } from '../store/workflows.ts';
 import type { OutputProtection } from '../workflows/types.ts';
 import { nonRetryable } from './failures.ts';
 
@@ -82,7 +80,7 @@ export async function planQueryStep(
   deps: Pick<Deps, 'sql'>,
   input: Pick<QueryStepInput, 'orgId' | 'credentialId' | 'query' | 'timeoutSeconds' | 'ctx'>,
 ): Promise<QueryStepPlan> {
-  const target = await findCredentialTarget(deps.sql, input.orgId, input.credentialId);
+  const target = await stepTarget(deps.sql, input.orgId, input.credentialId);
   if (!target) throw nonRetryable('NotFound', 'the credential of this query step no longer exists');
   const { text } = renderSql(input.query, input.ctx, target.adapter);
   return {
@@ -96,11 +94,11 @@ async function governedStep(
   input: QueryStepInput,
   stepAttempt: { runId: string; stepId: string; attempt: number } | undefined,
 ): Promise<QueryStepOutput> {
-  const target = await findCredentialTarget(deps.sql, input.orgId, input.credentialId);
+  const target = await stepTarget(deps.sql, input.orgId, input.credentialId);
   if (!target) throw nonRetryable('NotFound', 'the credential of this query step no longer exists');
   // The placeholder style is the database's: values never enter the SQL text.
   const { text, params } = renderSql(input.query, input.ctx, target.adapter);
-  const actor = await actorOf(deps.sql, input);
+  const actor = await actorOf(deps, input);
   const outcome = await runGovernedQuery(
     { sql: deps.sql, keyring: deps.keyring, logger: deps.logger, pools: deps.pools },
     {
@@ -142,24 +140,13 @@ async function governedStep(
   };
 }
 
-/**
- * Who the step runs as, read now rather than when the run started: a role changed since then
- * applies, and a person disabled or deleted since then no longer has queries run as them.
- */
-async function actorOf(sql: Tx, input: QueryStepInput): Promise<QueryActor> {
-  if (!input.initiatorUserId)
-    return { kind: 'workflow_run', runId: input.runId, workflowId: input.workflowId };
-  const user = await findUserById(sql, input.initiatorUserId);
-  if (!user || user.org_id !== input.orgId || user.disabled_at || user.deleted_at)
+/** Who the step runs as (governance/workflow-step.ts): none when its initiator is no longer active. */
+async function actorOf(deps: Pick<Deps, 'sql'>, input: QueryStepInput): Promise<QueryActor> {
+  const actor = await stepActor(deps.sql, input);
+  if (!actor)
     throw nonRetryable(
       'NotPermitted',
       'the person who started this run is no longer active, so its queries no longer run',
     );
-  // The audit entry names the person and the run it came from (audit/events.ts).
-  return {
-    kind: 'user',
-    userId: user.id,
-    role: user.role,
-    workflowRun: { runId: input.runId, workflowId: input.workflowId },
-  };
+  return actor;
 }

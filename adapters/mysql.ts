@@ -3,6 +3,7 @@
 // and the connection is dropped once maxRows + 1 arrived, which stops the server sending.
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import mysql, { type FieldPacket, type PoolConnection, type PoolOptions, type QueryError } from 'mysql2';
+import { type Keeping, startKeeping } from './backup.ts';
 import { guardedConnect } from './connect.ts';
 import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
 import { mysqlSsl, tlsMode } from './ssl.ts';
@@ -161,11 +162,20 @@ class MysqlPool implements AdapterPool {
       // The access mode applies to autocommitted statements too (MySQL docs, SET TRANSACTION).
       if (options.readOnly) await simpleQuery(conn, READ_ONLY_SESSION);
       if (xa) await this.plain(conn, `XA START ${xa}`);
-      const kept = options.backup ? await this.backupRead(conn, options.backup, abort.signal) : null;
-      const outcome = await this.run(conn, sql, params, options.maxRows, abort.signal);
-      // A killed SLEEP() returns 1 instead of failing: past the limit, the result is not trusted.
-      if (timedOut) throw new Error('interrupted');
-      if (options.backup && kept) await this.backupCommit(conn, options.backup, kept);
+      const keeping = options.backup ? await this.backupRead(conn, options.backup, abort.signal) : null;
+      let outcome: Outcome;
+      try {
+        outcome = await this.run(conn, sql, params, options.maxRows, abort.signal);
+        // A killed SLEEP() returns 1 instead of failing: past the limit, the result is not trusted.
+        if (timedOut) throw new Error('interrupted');
+      } catch (err) {
+        await keeping?.written(false);
+        throw err;
+      }
+      if (keeping) {
+        await keeping.written(true);
+        await this.plain(conn, 'COMMIT');
+      }
       // The stream was abandoned mid-way: the connection is still receiving rows.
       const usable = !outcome.rows.truncated;
       if (!usable) reusable = false;
@@ -201,31 +211,18 @@ class MysqlPool implements AdapterPool {
   /**
    * The rows the write will touch, read in the write's transaction with a locking read: its
    * next-key locks keep the rows and the gaps of the range as they are until the write commits.
+   * They are handed to be kept while the write runs (adapters/backup.ts).
    */
-  private async backupRead(conn: PoolConnection, backup: BackupStep, signal: AbortSignal) {
+  private async backupRead(conn: PoolConnection, backup: BackupStep, signal: AbortSignal): Promise<Keeping> {
     await this.plain(conn, 'START TRANSACTION');
     const read = await this.run(conn, backup.select, backup.params, backup.maxRows, signal);
-    if (read.rows.truncated)
+    if (read.rows.truncated || backup.readRows(read.rows.rows) > backup.maxRows)
       throw new AdapterError(
         `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
         'query',
         'BACKUP_LIMIT',
       );
-    return read.rows.rows;
-  }
-
-  /** Keeps the rows read, then commits the write; a failure to keep them rolls it back. */
-  private async backupCommit(conn: PoolConnection, backup: BackupStep, rows: unknown[][]): Promise<void> {
-    try {
-      await backup.save(rows);
-    } catch {
-      throw new AdapterError(
-        'the rows to undo could not be kept; nothing was written',
-        'query',
-        'BACKUP_FAILED',
-      );
-    }
-    await this.plain(conn, 'COMMIT');
+    return startKeeping(backup, read.rows.rows);
   }
 
   /** Prepared first; a statement the server cannot prepare runs over the text protocol if it has no parameters. */

@@ -7,6 +7,9 @@
 // is handed to a pg Client as a "submittable" (the interface pg-cursor uses). The second
 // round trip cost 0.04 ms of PostgreSQL CPU per call and a wake-up on each side.
 //
+// A statement may be led by a `begin` of ours in the same write (a write's backup read, which then
+// opens the write's transaction without a round trip of its own).
+//
 // A read-only statement goes in the same write between `begin read only` and `commit`: messages
 // up to the Sync are one unit, so the statement runs inside that transaction, and a write there
 // fails with SQLSTATE 25006 read_only_sql_transaction (PostgreSQL docs, SET TRANSACTION). Should
@@ -79,8 +82,10 @@ export class CappedQuery {
     private readonly limit: number,
     private readonly types: PgTypes,
     private readonly readOnly = false,
+    /** A statement of ours without parameters sent in the same write before this one (`begin …`). */
+    private readonly lead: string | null = null,
   ) {
-    this.#mine = readOnly ? 1 : 0;
+    this.#mine = readOnly || lead !== null ? 1 : 0;
     this.answer = new Promise<PgAnswer>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -105,6 +110,7 @@ export class CappedQuery {
     stream.cork?.();
     try {
       if (this.readOnly) simple(connection, 'begin transaction read only');
+      else if (this.lead !== null) simple(connection, this.lead);
       connection.parse({ text: this.text, types });
       connection.bind({ values });
       connection.describe({ type: 'P' });

@@ -2,6 +2,7 @@
 // the user's values as bind parameters, in one round trip whose Execute carries a row limit, so a
 // capped query never transfers more than maxRows + 1 rows (adapters/postgres-query.ts).
 import pg from 'pg';
+import { startKeeping } from './backup.ts';
 import { guardedConnect } from './connect.ts';
 import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
 import { Lender } from './lender.ts';
@@ -128,8 +129,9 @@ function run(
   params: readonly ParamValue[],
   limit: number,
   readOnly = false,
+  lead: string | null = null,
 ) {
-  const q = new CappedQuery(text, params, limit, types, readOnly);
+  const q = new CappedQuery(text, params, limit, types, readOnly, lead);
   client.query(q as unknown as pg.Submittable);
   return q.answer;
 }
@@ -387,24 +389,25 @@ class PostgresPool implements AdapterPool {
     limit: number,
     backup: BackupStep,
   ): Promise<PgAnswer> {
-    await run(client, this.types, 'begin isolation level repeatable read', [], 0);
-    const saved = await run(client, this.types, backup.select, backup.params, backup.maxRows + 1);
-    if (saved.rows.length > backup.maxRows)
+    // BEGIN goes in the same write as the read: one round trip, and the read still takes the
+    // transaction's snapshot, being its first statement.
+    const begin = 'begin isolation level repeatable read';
+    const saved = await run(client, this.types, backup.select, backup.params, 0, false, begin);
+    if (backup.readRows(saved.rows) > backup.maxRows)
       throw new AdapterError(
         `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
         'query',
         'BACKUP_LIMIT',
       );
-    const answer = await run(client, this.types, text, params, limit);
+    const keeping = startKeeping(backup, saved.rows);
+    let answer: PgAnswer;
     try {
-      await backup.save(saved.rows);
-    } catch {
-      throw new AdapterError(
-        'the rows to undo could not be kept; nothing was written',
-        'query',
-        'BACKUP_FAILED',
-      );
+      answer = await run(client, this.types, text, params, limit);
+    } catch (err) {
+      await keeping.written(false);
+      throw err;
     }
+    await keeping.written(true);
     const committed = await run(client, this.types, 'commit', [], 0);
     // A transaction that failed answers COMMIT with ROLLBACK.
     if (committed.command !== 'COMMIT')

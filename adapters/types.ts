@@ -90,16 +90,23 @@ export interface ExecuteOptions {
 
 /** The service's own read of the rows a write touches, kept before the write commits. */
 export interface BackupStep {
-  /** A SELECT … FOR UPDATE of the rows; bound with `params` (the write's own parameters). */
+  /**
+   * The read of the rows (MySQL: a SELECT … FOR UPDATE; Postgres: one row aggregating them);
+   * bound with `params` (the write's own parameters).
+   */
   select: string;
   params: ParamValue[];
   /** More rows than this: nothing is written, and the execution fails with code BACKUP_LIMIT. */
   maxRows: number;
+  /** How many rows the read met, from its answer (held against `maxRows`). */
+  readRows(rows: unknown[][]): number;
   /**
-   * Called with the rows read once the write ran, before its transaction commits: a throw rolls
-   * the write back, so no write commits without its rows kept.
+   * Called with the rows read as soon as they are read, while the write runs (adapters/backup.ts).
+   * `written` resolves true once the write ran, before its transaction commits: only then may what
+   * keeps the rows commit; it resolves false when the write failed, and then nothing may be kept.
+   * A throw rolls the write back, so no write commits without its rows kept.
    */
-  save(rows: unknown[][]): Promise<void>;
+  save(rows: unknown[][], written: Promise<boolean>): Promise<void>;
 }
 
 /**

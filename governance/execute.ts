@@ -11,6 +11,7 @@ import { checkAiUse } from './ai-access.ts';
 import { poolFor } from './connections.ts';
 import { type AttemptOutcome, runStepAttempt, type StepAttempt } from './once.ts';
 import { planProtection, ServerStyleError } from './protection/index.ts';
+import { withheldError } from './protection/scrub.ts';
 import type {
   GovernanceDeps,
   GovernedOutcome,
@@ -111,9 +112,16 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
       } catch (err) {
         // A server may quote the statement it ran — under a policy the rewritten one,
         // with its masks and hash salt — in its error; the plan cleans that out before anyone sees it.
-        throw plan.failure(err);
+        // Values bound from sealed rows may be quoted in the server's words: withheld whole.
+        throw x.secretParams ? withheldError(err) : plan.failure(err);
       }
-      return plan.redact(raw);
+      const result = plan.redact(raw);
+      return x.secretParams && result.messages.length > 0
+        ? {
+            ...result,
+            messages: [`${result.messages.length} server message(s) withheld: they may quote kept values`],
+          }
+        : result;
     };
     const executed = await inSpan('governed query execution', {}, async () => {
       if (!x.stepAttempt) return { result: await exec({}), ran: null };

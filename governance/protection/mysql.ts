@@ -4,6 +4,7 @@
 // Tree helpers are in sql/mysql-tree.ts, outright refusals in mysql-refuse.ts.
 
 import type { DbSchema } from '../../sql/catalog.ts';
+import { standInJsonTables } from '../../sql/mysql-json-table.ts';
 import { isObj, leadingKeyword, list, nameOf, type Obj, qualifier } from '../../sql/mysql-tree.ts';
 import { sqlParser } from '../../sql/parse.ts';
 import { checkUsing, escapeName, LITERALS, protectMysql } from './mysql-mask.ts';
@@ -17,7 +18,13 @@ import {
 } from './mysql-refuse.ts';
 import { itemName, normalize } from './mysql-text.ts';
 import { checkMysqlWrite } from './mysql-write.ts';
-import { ProtectionRefusedError, type RuleBook, UnknownColumnError, UnknownObjectError } from './rules.ts';
+import {
+  ProtectionParseError,
+  ProtectionRefusedError,
+  type RuleBook,
+  UnknownColumnError,
+  UnknownObjectError,
+} from './rules.ts';
 import { baseEntry, type Entry, type Level, Scope } from './scope.ts';
 
 /** Rewrites one MySQL/MariaDB statement for a policy; returns the SQL to run. */
@@ -33,7 +40,8 @@ export function rewriteMysql(
       `${keyword || 'this statement'} is refused under a data-protection policy; SELECT, INSERT, REPLACE, UPDATE, DELETE and table DDL run when they read no protected column`,
     );
   }
-  const normal = normalize(sql);
+  const twin = standInJsonTables(sql);
+  const normal = normalize(twin.sql);
   const { ast, grammar } = parseMysql(normal.sql, flavor);
   const stmts = Array.isArray(ast) ? ast : [ast];
   if (stmts.length !== 1 || !isObj(stmts[0]))
@@ -41,7 +49,7 @@ export function rewriteMysql(
   const stmt = stmts[0];
   checkIdentifiers(stmt);
   restoreMarks(stmt, normal);
-  const texts = itemTexts(stmt, sql);
+  const texts = itemTexts(stmt, twin.sql);
   let rewriter = new MysqlRewriter(schema, rules, texts, grammar);
   try {
     // Writes are checked, not rewritten: nothing protected may be read (mysql-write.ts).
@@ -56,7 +64,10 @@ export function rewriteMysql(
     if (err instanceof UnknownColumnError) throw new UnknownColumnError(err.parts, true, rewriter.clause);
     throw err;
   }
-  return sqlParser().sqlify(stmt as never, { database: grammar });
+  const printed = twin.restore(sqlParser().sqlify(stmt as never, { database: grammar }));
+  if (printed === null)
+    throw new ProtectionParseError('this JSON_TABLE could not be analyzed; ask an admin to run it');
+  return printed;
 }
 
 /** First keywords of statements the analysis reads (mysql-write.ts for the writes). */

@@ -46,3 +46,19 @@ export function scrubResult(result: QueryResult, salt: string): QueryResult {
     messages: result.messages.map((m) => scrubMessage(m, salt)),
   };
 }
+
+/**
+ * A thrown error whose message is withheld whole: the statement was bound with values its
+ * readers may not see (an undo's kept rows), and a server quotes the values it refuses
+ * (MariaDB: "Duplicate entry '<value>' for key …"). Its class, kind and code are kept.
+ */
+export function withheldError(err: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const code = (err as { code?: unknown }).code;
+  const message = `the database refused the statement${typeof code === 'string' || typeof code === 'number' ? ` (code ${code})` : ''}; its message is withheld, as it may quote the kept values bound to it`;
+  const copy = Object.create(Object.getPrototypeOf(err) as object) as Error;
+  Object.assign(copy, err);
+  Object.defineProperty(copy, 'message', { value: message, enumerable: false, writable: true });
+  copy.stack = `${err.name}: ${message}`;
+  return copy;
+}

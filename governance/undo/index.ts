@@ -113,10 +113,13 @@ export async function undoExecution(
   const plan = await undoPlan(deps, db, cred, r.statement);
   if (plan.kind === 'none') return {};
   const days = deps.config?.undoRetentionDays ?? DEFAULT_RETENTION_DAYS;
-  const save = async (rows: unknown[][]) => {
+  // Runs while the write runs (adapters/backup.ts): the rows and the record that they were kept
+  // (a count, never a value) in one store transaction, committed only once the write ran. Until
+  // then it holds a store connection, and the request row's key lock of the backup's reference.
+  const save = async (rows: unknown[][], written: Promise<boolean>) => {
     const doc = savedRowsDocument(db.adapter, plan.write, rows);
     const expires = new Date(Date.now() + days * DAY_MS);
-    // The rows and the record that they were kept (a count, never a value) in one transaction.
+    const sealed = deps.keyring.encrypt(doc.json, sealContext(r.id));
     await deps.sql.begin(async (tx) => {
       await insertBackup(tx, {
         request_id: r.id,
@@ -129,9 +132,12 @@ export async function undoExecution(
         columns: plan.write.columns,
         assigned: plan.write.assigned,
         row_count: doc.count,
-        rows_enc: deps.keyring.encrypt(doc.json, sealContext(r.id)),
+        rows_enc: sealed,
         expires_at: expires,
       });
+      // A write that failed keeps nothing: the throw rolls this transaction back. Waited for
+      // before the audit event, whose append locks the chain's head until this commits.
+      if (!(await written)) throw new Error('the write did not run; its rows are not kept');
       await recordEvent(tx, {
         orgId: r.org_id,
         actor: runner,

@@ -1,14 +1,14 @@
 // Whether a write can be undone, and the read that keeps its rows: the table must be a base table
 // with a primary key the write does not change, and the write an UPDATE or DELETE of one table.
-import type { BackupStep, ParamValue } from '../../adapters/types.ts';
+import type { AdapterName, BackupStep, ParamValue } from '../../adapters/types.ts';
 import type { CredentialRow, DatabaseRow } from '../../store/databases.ts';
 import { poolFor } from '../connections.ts';
 import { DEFAULT_TIMEOUT_SECONDS } from '../execute.ts';
 import type { GovernanceDeps } from '../types.ts';
-import { pgId, type SavedWrite, writeTarget } from './statements.ts';
+import { keptColumns, pgId, rowsRead, type SavedWrite, writeTarget } from './statements.ts';
 
 export type UndoPlan =
-  | { kind: 'backup'; write: SavedWrite; select: string }
+  | { kind: 'backup'; adapter: AdapterName; write: SavedWrite; select: (limit: number) => string }
   | { kind: 'none'; reason: string };
 
 const PG_TABLE = `
@@ -77,10 +77,12 @@ export async function undoPlan(
   const writable = columns.filter((c) => !c.generated).map((c) => c.name);
   const byName = new Map(writable.map((c) => [c.toLowerCase(), c]));
   const assigned = target.assigned.map((a) => byName.get(a.toLowerCase()) ?? a);
+  const write: SavedWrite = { verb: target.verb, schema, name, keys, columns: writable, assigned };
   return {
     kind: 'backup',
-    write: { verb: target.verb, schema, name, keys, columns: writable, assigned },
-    select: target.select(writable),
+    adapter: db.adapter,
+    write,
+    select: (limit) => target.select(keptColumns(write), limit),
   };
 }
 
@@ -89,7 +91,15 @@ export function backupStep(
   plan: Extract<UndoPlan, { kind: 'backup' }>,
   params: ParamValue[],
   maxRows: number,
-  save: (rows: unknown[][]) => Promise<void>,
+  save: BackupStep['save'],
 ): BackupStep {
-  return { select: plan.select, params, maxRows, save };
+  const adapter = plan.adapter;
+  return {
+    // One row past the limit is read, so a write above it is told apart from one at it.
+    select: plan.select(maxRows + 1),
+    params,
+    maxRows,
+    readRows: (rows) => rowsRead(adapter, rows),
+    save,
+  };
 }

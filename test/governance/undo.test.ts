@@ -337,3 +337,138 @@ describe.each(ENGINES)('undo on $name', (engine) => {
     );
   });
 });
+
+describe.each(ENGINES)('undo by a member under a policy on $name', (engine) => {
+  let t: Target;
+  const tokens: Record<Who, string> = { author: '', reviewer: '', masked: '' };
+  const leaks = [...SECRETS.emails, ...SECRETS.ssns, ...SECRETS.phones];
+
+  beforeAll(async () => {
+    t = await engine.start();
+    const { svc } = t.fx;
+    const org = (await firstOrganization(svc.deps.sql))!;
+    for (const [who, role] of [
+      ['author', 'admin'],
+      ['reviewer', 'admin'],
+      ['masked', 'member'],
+    ] as const) {
+      const { id } = await createUser(svc.deps.sql, {
+        orgId: org.id,
+        email: `${who}@example.test`,
+        role,
+        password: PASSWORD,
+      });
+      tokens[who] = (
+        await createPersonalToken(svc.deps.sql, { userId: id, name: 't', expiresAt: null })
+      ).secret;
+    }
+    const res = await svc.fetch(`/api/v1/desk/databases/${t.fx.databaseId}`, {
+      headers: { 'x-api-key': svc.apiKey },
+    });
+    const credentialId = ((await res.json()) as { credentials: Array<{ id: string }> }).credentials[0]!.id;
+    const patched = await svc.fetch(`/api/v1/desk/databases/${t.fx.databaseId}`, {
+      method: 'PATCH',
+      headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ credentials: [{ id: credentialId, reviews_required: 1 }] }),
+    });
+    expect(patched.status, await patched.clone().text()).toBe(200);
+    // Users are deleted here: no order may refer to them.
+    expect(await t.fx.attempt('delete from orders', [], t.fx.unprotected)).not.toHaveProperty('refused');
+  }, 120_000);
+  afterAll(async () => t?.stop());
+
+  async function call(who: Who, method: string, path: string, body?: unknown): Promise<Response> {
+    return t.fx.svc.fetch(`/api/v1/desk/query-requests${path}`, {
+      method,
+      headers: { authorization: `Bearer ${tokens[who]}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  }
+  /** Submitted by `who`, approved by the reviewer, run by `who`: the run's answer. */
+  async function approved(who: Who, statement: string): Promise<string> {
+    const res = await call(who, 'POST', '', { database_id: t.fx.databaseId, statement });
+    expect(res.status, await res.clone().text()).toBe(202);
+    const id = ((await res.json()) as { request: { id: string } }).request.id;
+    expect((await call('reviewer', 'POST', `/${id}/approve`, {})).status).toBe(200);
+    return id;
+  }
+  const rows = async (sql: string) => {
+    const r = await t.fx.attempt(sql, [], t.fx.unprotected);
+    if (!('rows' in r)) throw new Error(JSON.stringify(r));
+    return r.rows;
+  };
+
+  it('opens and runs the undo of a DELETE of rows with protected values: the exact rows come back, no value reaches them', async () => {
+    const before = await rows('select * from users order by id');
+    const id = await approved('masked', 'delete from users where id = 3');
+    expect((await call('masked', 'POST', `/${id}/run`, {})).status).toBe(200);
+    expect(await rows('select id from users order by id')).toEqual([[1], [2]]);
+    // Their policy reads the inverse statement as any write: it matches rows by id (shown) and
+    // writes back email, ssn and phone without reading them.
+    const opened = await call('masked', 'POST', `/${id}/undo`, {});
+    const body = await opened.text();
+    expect(opened.status, body).toBe(201);
+    const inverse = JSON.parse(body) as ApiRequest;
+    expect((await call('reviewer', 'POST', `/${inverse.id}/approve`, {})).status).toBe(200);
+    const ran = await call('masked', 'POST', `/${inverse.id}/run`, {});
+    const ranText = await ran.text();
+    expect(ran.status, ranText).toBe(200);
+    expect(await rows('select * from users order by id')).toEqual(before);
+    const seen = [body, ranText, await (await call('masked', 'GET', `/${inverse.id}`)).text()].join('\n');
+    expect(seen).toContain(inverse.id);
+    for (const s of leaks) expect(seen).not.toContain(s);
+  });
+
+  it('an undo the database refuses does not quote a kept value in its error, to anyone', async () => {
+    // A unique protected column, and a row that takes the deleted row's value meanwhile: putting
+    // the row back fails on it, and MariaDB's message would quote the value.
+    await rows('create unique index users_ssn_unique on users (ssn)');
+    const id = await approved('author', 'delete from users where id = 2');
+    expect((await call('author', 'POST', `/${id}/run`, {})).status).toBe(200);
+    await rows(`insert into users (id, email, ssn) values (42, 'taken@example.test', '${SECRETS.ssns[1]}')`);
+    const opened = await call('author', 'POST', `/${id}/undo`, {});
+    expect(opened.status, await opened.clone().text()).toBe(201);
+    const inverse = (await opened.json()) as ApiRequest;
+    expect((await call('reviewer', 'POST', `/${inverse.id}/approve`, {})).status).toBe(200);
+    const ran = await call('author', 'POST', `/${inverse.id}/run`, {});
+    expect(ran.status).not.toBe(200);
+    const seen = [await ran.text()];
+    for (const who of ['author', 'masked'] as const)
+      seen.push(await (await call(who, 'GET', `/${inverse.id}`)).text());
+    const audited = await t.fx.svc.deps.sql<Array<{ text: string }>>`
+      select coalesce(detail, '') as text from audit_log where request_id = ${inverse.id}`;
+    seen.push(...audited.map((a) => a.text));
+    const all = seen.join('\n');
+    expect(all).toMatch(/failed/);
+    for (const s of leaks) expect(all).not.toContain(s);
+  });
+
+  it('a write that fails after its rows were read keeps nothing, and says nothing was kept', async () => {
+    // The read meets row 42; the write then fails on the unique ssn (users_ssn_unique, above).
+    const id = await approved('author', `update users set ssn = '${SECRETS.ssns[0]}' where id = 42`);
+    const ran = await call('author', 'POST', `/${id}/run`, {});
+    expect(ran.status, await ran.clone().text()).not.toBe(200);
+    const kept = await t.fx.svc.deps.sql`select 1 from request_backups where request_id = ${id}`;
+    expect(kept).toHaveLength(0);
+    const saved = await t.fx.svc.deps.sql`
+      select 1 from audit_log where event = 'query_request.backup_saved' and subject->>'request_id' = ${id}`;
+    expect(saved).toHaveLength(0);
+    expect((await call('author', 'POST', `/${id}/undo`, {})).status).toBe(409);
+  });
+
+  it('an UPDATE keeps only what its undo needs: the key and the columns it sets, no other value', async () => {
+    const id = await approved('author', "update users set name = 'renamed' where id = 1");
+    expect((await call('author', 'POST', `/${id}/run`, {})).status).toBe(200);
+    const [b] = await t.fx.svc.deps.sql<Array<{ rows_enc: string }>>`
+      select rows_enc from request_backups where request_id = ${id}`;
+    const doc = t.fx.svc.deps.keyring.decrypt(b!.rows_enc, `request-backup:${id}`);
+    const rowsKept = JSON.parse(doc) as Array<Record<string, unknown>>;
+    expect(rowsKept).toHaveLength(1);
+    expect(Object.keys(rowsKept[0]!)).toHaveLength(2);
+    // PostgreSQL keeps values by name, MariaDB the hex of each value.
+    const name = engine.name === 'MariaDB' ? Buffer.from('user1').toString('hex').toUpperCase() : 'user1';
+    expect(doc).toContain(name);
+    for (const s of [...leaks, Buffer.from(SECRETS.emails[0]!).toString('hex').toUpperCase()])
+      expect(doc).not.toContain(s);
+  });
+});
