@@ -31,8 +31,10 @@ import {
 const POOL_SIZE = 5;
 const CANCEL_GRACE_MS = 5_000;
 const ER_UNSUPPORTED_PS = 1295;
-/** XA COMMIT / XA ROLLBACK of an id that is not prepared. */
+/** XA COMMIT / XA ROLLBACK of an id that is not prepared, or not yet free to settle (finish). */
 const ER_XAER_NOTA = 'ER_XAER_NOTA';
+/** How long finish waits for the session that prepared a transaction to let go of it. */
+const SETTLE_WAIT_MS = 10_000;
 // Column types whose text mysql2 hands over with a space between date and time (dateStrings).
 const DATETIME_TYPES = new Set([7 /* TIMESTAMP */, 12 /* DATETIME */]);
 
@@ -362,12 +364,27 @@ class MysqlPool implements AdapterPool {
       return rows.map((r) => String(r[3] ?? '').slice(0, Number(r[1]))).filter((id) => id.startsWith(prefix));
     },
     finish: async (id, commit) => {
-      try {
-        await this.control(`XA ${commit ? 'COMMIT' : 'ROLLBACK'} '${checkSessionName(id)}'`);
-        return true;
-      } catch (err) {
-        if ((err as AdapterError).code === ER_XAER_NOTA) return false;
-        throw err;
+      const name = checkSessionName(id);
+      const deadline = Date.now() + SETTLE_WAIT_MS;
+      for (;;) {
+        try {
+          await this.control(`XA ${commit ? 'COMMIT' : 'ROLLBACK'} '${name}'`);
+          return true;
+        } catch (err) {
+          if ((err as AdapterError).code !== ER_XAER_NOTA) throw err;
+        }
+        // Unknown to this session, yet listed by XA RECOVER: prepared, but still attached to the
+        // session that prepared it, which the server has not yet seen end (its client closed the
+        // connection or died a moment ago). Another session can settle it only once it is
+        // detached; "not prepared" now would leave it holding its locks, uncommitted.
+        if (!(await this.sessions.prepared(name)).includes(name)) return false;
+        if (Date.now() > deadline)
+          throw new AdapterError(
+            'a prepared transaction is still held by the session that prepared it',
+            'timeout',
+            'TIMEOUT',
+          );
+        await new Promise((r) => setTimeout(r, 50));
       }
     },
   };

@@ -8,7 +8,8 @@
 //              → a commit already recorded by attempt k: COMMIT PREPARED k if still prepared,
 //                return k's recorded output; the statement does not run again
 //              → end the sessions of earlier attempts on the target (by their tag) and wait
-//              → ROLLBACK PREPARED every earlier attempt's transaction (none recorded a commit)
+//              → ROLLBACK PREPARED every earlier attempt's transaction (none recorded a commit);
+//                never a later one's: that one may have claimed since and be about to commit
 //              → run the statement tagged, PREPARE TRANSACTION 'cs:<run>:<step>:N'
 //              → record "N commits" with the output, only while N still holds the claim
 //                (else a later attempt took over: roll back and fail this attempt)
@@ -17,7 +18,7 @@
 // Without two-phase commit a write runs at least once, but never alongside an earlier attempt's
 // statement: that one is ended first.
 import { createHash } from 'node:crypto';
-import type { AdapterPool, ExecuteOptions, QueryResult } from '../adapters/types.ts';
+import type { AdapterPool, ExecuteOptions, QueryResult, SessionControl } from '../adapters/types.ts';
 import type { Tx } from '../store/db.ts';
 import { claimStep, decideCommit } from '../store/step-commits.ts';
 
@@ -65,6 +66,12 @@ function recorded(result: QueryResult): QueryResult {
   return rest;
 }
 
+/** Rolls back the prepared transactions of this step's attempts numbered below `attempt`. */
+async function rollBackEarlier(control: SessionControl, prefix: string, attempt: number): Promise<void> {
+  for (const id of await control.prepared(prefix))
+    if (Number(id.slice(prefix.length)) < attempt) await control.finish(id, false);
+}
+
 /**
  * Runs `exec` (the governed execution of the statement) as attempt `key` of a workflow step.
  * Reads simply run; writes follow the protocol above.
@@ -97,15 +104,17 @@ export async function runStepAttempt(
   }
   await control.endTagged(prefix, END_WAIT_MS);
   // Earlier attempts recorded no commit, and after the claim never can: their writes are undone.
-  for (const id of await control.prepared(prefix)) if (id !== own) await control.finish(id, false);
+  // Only earlier ones: a later attempt may have claimed since and be about to commit its own.
+  await rollBackEarlier(control, prefix, key.attempt);
   const result = await exec({ tag: own, prepareAs: own });
   if (!(await decideCommit(sql, key, recorded(result)))) {
     await control.finish(own, false);
     throw new Error('a later attempt of this step took over; this one was rolled back');
   }
+  // False only when a later attempt, finding the commit recorded, settled it first.
   await control.finish(own, true);
   // An earlier attempt still alive may have prepared after the sweep above and died before it could
   // roll itself back: its transaction would hold its locks until someone settles it.
-  for (const id of await control.prepared(prefix)) if (id !== own) await control.finish(id, false);
+  await rollBackEarlier(control, prefix, key.attempt);
   return { result, delivery: 'exactly_once' };
 }
