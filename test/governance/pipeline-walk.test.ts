@@ -333,10 +333,7 @@ describe('a governed query walks through governance/ once, and the store hears f
     } finally {
       recorded = rec.stop();
     }
-    expect(recorded.map(issuer)).toEqual([
-      'test/governance/pipeline-walk.test.ts',
-      'governance/access.ts',
-    ]);
+    expect(recorded.map(issuer)).toEqual(['test/governance/pipeline-walk.test.ts', 'governance/access.ts']);
     const flagged = outOfPlace(recorded);
     expect(flagged).toHaveLength(1);
     expect(flagged[0]).toMatch(/^test\/governance\/pipeline-walk\.test\.ts: select \* from users/);
