@@ -7,6 +7,9 @@
 // would share one event loop with the eight clients that drive it, and dbhub does not.
 // Google's MCP Toolbox for Databases (a Go server, `toolbox --prebuilt postgres`, tool
 // `execute_sql`) is the second peer, in the same rounds: dbhub is not the fastest direct server.
+// A third reference is the runtime's floor (bench/peers/node-floor.mjs: node:http and
+// node-postgres answering the same tool call with nothing governed), so the CPU a governed call
+// costs can be split into what Node itself needs and what Countersign adds.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -92,7 +95,7 @@ const bench: Bench = {
       max: 1,
       onnotice: () => {},
     });
-    const [apiPort, dbhubPort, toolboxPort] = await freePorts(3);
+    const [apiPort, dbhubPort, toolboxPort, floorPort] = await freePorts(4);
     const postmaster = postmasterPid(started.dir);
     const env = {
       DATABASE_URL: store.url,
@@ -133,6 +136,7 @@ const bench: Bench = {
     });
     let dbhub: ChildProcess | null = null;
     let toolbox: ChildProcess | null = null;
+    let floor: ChildProcess | null = null;
     const clients: Client[] = [];
     const closers: Array<() => Promise<unknown>> = [];
     try {
@@ -222,6 +226,21 @@ const bench: Bench = {
       const viaToolbox = async () =>
         expectOk(await google.callTool({ name: 'execute_sql', arguments: { sql: statement } }));
 
+      // The runtime's own floor: node:http + node-postgres, nothing governed (bench/peers/node-floor.mjs).
+      floor = spawn(process.execPath, [join(process.cwd(), 'bench/peers/node-floor.mjs')], {
+        env: {
+          PATH: process.env.PATH,
+          PORT: String(floorPort),
+          PGHOST: pg.host,
+          PGPORT: String(pg.port),
+          PGDATABASE: pg.database,
+          PGUSER: pg.user,
+          PGPASSWORD: pg.password,
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      await retry(() => connectMcp(`http://127.0.0.1:${floorPort}/mcp`).then((c) => c.close()));
+
       const modern = new ModernClient(
         { name: 'countersign-bench', version: '1.0.0' },
         { versionNegotiation: { mode: { pin: '2026-07-28' } } },
@@ -267,17 +286,22 @@ const bench: Bench = {
       const googleCallers = await callers(`http://127.0.0.1:${toolboxPort}/mcp`, {}, async (c) =>
         expectOk(await c.callTool({ name: 'execute_sql', arguments: { sql: statement } })),
       );
+      const floorCallers = await callers(`http://127.0.0.1:${floorPort}/mcp`, {}, async (c) =>
+        expectOk(await c.callTool({ name: 'execute_sql', arguments: { sql: statement } })),
+      );
       // Rounds alternate which server goes first, so the machine's drift (it is shared, and its
       // speed wanders by 2× over minutes) falls on both alike; each figure is the median round.
       const mine = { perSecond: [] as number[], cpu: zeroCpu() };
       const baseline = { perSecond: [] as number[], cpu: zeroCpu() };
       const go = { perSecond: [] as number[], cpu: zeroCpu() };
+      const bareNode = { perSecond: [] as number[], cpu: zeroCpu() };
       let loadedRss = 0;
       // One uncounted round each first: the eight new sessions' first calls (and the JIT's first
       // sight of eight at once) would otherwise fall on whichever server goes first.
       await throughput(oursCallers);
       await throughput(theirsCallers);
       await throughput(googleCallers);
+      await throughput(floorCallers);
       if (process.env.BENCH_PG_STAT_STATEMENTS) {
         await sql`create extension if not exists pg_stat_statements`;
         await sql`select pg_stat_statements_reset()`;
@@ -301,8 +325,13 @@ const bench: Bench = {
             go.perSecond.push(await throughput(googleCallers));
             addCpu(go.cpu, done());
           },
+          async () => {
+            const done = cpuCount(floor!.pid!, postmaster);
+            bareNode.perSecond.push(await throughput(floorCallers));
+            addCpu(bareNode.cpu, done());
+          },
         ];
-        // Three servers: each goes first, second and third in turn.
+        // Four servers: each goes first, second, third and last in turn.
         for (let k = 0; k < round % phases.length; k++) phases.push(phases.shift()!);
         for (const phase of phases) await phase();
       }
@@ -360,6 +389,13 @@ const bench: Bench = {
           comparison: `budget: server ≤ 0.20, postgres ≤ 0.12 ms (${mine.cpu.server / calls <= 0.0002 && mine.cpu.pg / calls <= 0.00012 ? 'met' : 'not met'})`,
         },
         {
+          figure:
+            'the floor of a Node server for the same call: node:http + node-postgres, one ungoverned tool (8 clients)',
+          value: `${Math.round(percentile(bareNode.perSecond, 50))} calls/s; ${cpuPerCall(bareNode.cpu, calls)}`,
+          baseline: `Countersign ${Math.round(oursPerSecond)} calls/s`,
+          comparison: `Countersign/floor ${pairRatios(bareNode.perSecond).length ? percentile(pairRatios(bareNode.perSecond), 50).toFixed(2) : '–'} (paired); what the runtime costs before any governance`,
+        },
+        {
           figure: `serve RSS right after each round of ${THROUGHPUT_CALLS} calls from ${CONCURRENCY} clients (highest; built, own process)`,
           value: `${loadedRss} MB`,
           baseline: 'target ≤ 300 MB',
@@ -371,6 +407,7 @@ const bench: Bench = {
       for (const close of closers) await close().catch(() => {});
       dbhub?.kill('SIGTERM');
       toolbox?.kill('SIGTERM');
+      floor?.kill('SIGTERM');
       serve.kill('SIGTERM');
       if (serve.exitCode === null) await new Promise((r) => serve.once('exit', r));
       await deps.pools.closeAll();
