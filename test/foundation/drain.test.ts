@@ -151,8 +151,12 @@ async function drainOne(port: number) {
   child.kill('SIGTERM');
   expect(await exitCode(child)).toBe(0);
   const b = lb.backends.find((x) => x.port === port)!;
-  // Readiness failed right away, and the listener kept accepting for the configured delay.
+  // Readiness failed right away, and the listener kept accepting for the configured delay. The
+  // balancer sees the closed listener at its next probe, which may come after the exit.
   expect(b.notReadyAt, 'readiness never turned 503').not.toBeNull();
+  await until('the balancer to find the listener closed', async () => b.refusedAt ?? undefined, 5_000).catch(
+    () => null,
+  );
   expect(b.refusedAt, 'the listener never closed').not.toBeNull();
   expect(b.notReadyAt! - signalled).toBeLessThan(3000);
   expect(b.refusedAt! - b.notReadyAt!).toBeGreaterThan(DELAY_SECONDS * 1000 - 3000);
