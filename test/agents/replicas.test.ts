@@ -276,8 +276,14 @@ describe('agent relays across replicas behind a load balancer, with no per-repli
   it('a SIGSTOPped holder is routed around within 10 s: the agent moves and the other replicas follow', async () => {
     const held = await holder();
     const others = replicas.filter((r) => r !== held);
-    // Each of the others already relays through the holder, as in steady operation.
-    for (const r of others) expect((await query(r, 'select 1')).status).toBe(200);
+    // Each of the others relays through the holder, as in steady operation, before the clock
+    // starts (the previous test's resumed holder may still be renewing its lease with them).
+    for (const r of others)
+      await until(
+        `${r.url} relaying through the holder`,
+        async () => ((await query(r, 'select 1')).status === 200 ? true : undefined),
+        30_000,
+      );
     const since = Date.now();
     pause(held.child!);
     try {

@@ -55,7 +55,12 @@ describe('printing: a name cannot turn into SQL of its own in the printed statem
 describe('error channels: what the server says never carries a value or the salt', () => {
   it.each([
     ['division by zero on a hashed length', 'select 1 / (length(ssn) - 32) from users', /division by zero/],
-    ['cast of a hash', 'select ssn::int from users', /invalid input syntax for type integer/],
+    // A hash that starts with ten or more digits overflows before its first letter is read.
+    [
+      'cast of a hash',
+      'select ssn::int from users',
+      /invalid input syntax for type integer|out of range for type integer/,
+    ],
     ['cast of a mask', 'select email::int from users', /invalid input syntax for type integer: "\*\*\*\*"/],
     ['cast of a partial value', 'select phone::numeric from users', /invalid input syntax for type numeric/],
     ['integer overflow', 'select length(ssn) * 2147483647 from users', /integer out of range/],
