@@ -5,7 +5,36 @@
 import { AdapterError } from './errors.ts';
 import type { BackupStep } from './types.ts';
 
-export interface Keeping {
+/**
+ * The write, with the rows its backup read (`rows`, or more than the backup keeps when `cut`)
+ * kept while it runs: refused before it runs when there are too many, and reported as written
+ * only once the rows are kept. The caller commits the target afterwards.
+ */
+export async function writeKept<T>(
+  backup: BackupStep,
+  rows: unknown[][],
+  cut: boolean,
+  write: () => Promise<T>,
+): Promise<T> {
+  if (cut || backup.readRows(rows) > backup.maxRows)
+    throw new AdapterError(
+      `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
+      'query',
+      'BACKUP_LIMIT',
+    );
+  const keeping = startKeeping(backup, rows);
+  let out: T;
+  try {
+    out = await write();
+  } catch (err) {
+    await keeping.written(false);
+    throw err;
+  }
+  await keeping.written(true);
+  return out;
+}
+
+interface Keeping {
   /**
    * Says how the write went. After a write that ran: resolves once the rows are kept, or throws
    * BACKUP_FAILED. After one that failed: waits for the keeper to give up, whatever it answers.
@@ -13,7 +42,7 @@ export interface Keeping {
   written(ok: boolean): Promise<void>;
 }
 
-export function startKeeping(backup: BackupStep, rows: unknown[][]): Keeping {
+function startKeeping(backup: BackupStep, rows: unknown[][]): Keeping {
   let settle!: (ok: boolean) => void;
   const outcome = new Promise<boolean>((resolve) => {
     settle = resolve;

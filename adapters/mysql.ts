@@ -3,7 +3,7 @@
 // and the connection is dropped once maxRows + 1 arrived, which stops the server sending.
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import mysql, { type FieldPacket, type PoolConnection, type PoolOptions, type QueryError } from 'mysql2';
-import { type Keeping, startKeeping } from './backup.ts';
+import { writeKept } from './backup.ts';
 import { guardedConnect } from './connect.ts';
 import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
 import { mysqlSsl, tlsMode } from './ssl.ts';
@@ -162,20 +162,17 @@ class MysqlPool implements AdapterPool {
       // The access mode applies to autocommitted statements too (MySQL docs, SET TRANSACTION).
       if (options.readOnly) await simpleQuery(conn, READ_ONLY_SESSION);
       if (xa) await this.plain(conn, `XA START ${xa}`);
-      const keeping = options.backup ? await this.backupRead(conn, options.backup, abort.signal) : null;
-      let outcome: Outcome;
-      try {
-        outcome = await this.run(conn, sql, params, options.maxRows, abort.signal);
+      const write = async () => {
+        const out = await this.run(conn, sql, params, options.maxRows, abort.signal);
         // A killed SLEEP() returns 1 instead of failing: past the limit, the result is not trusted.
         if (timedOut) throw new Error('interrupted');
-      } catch (err) {
-        await keeping?.written(false);
-        throw err;
-      }
-      if (keeping) {
-        await keeping.written(true);
+        return out;
+      };
+      let outcome: Outcome;
+      if (options.backup) {
+        outcome = await this.writeWithBackup(conn, options.backup, abort.signal, write);
         await this.plain(conn, 'COMMIT');
-      }
+      } else outcome = await write();
       // The stream was abandoned mid-way: the connection is still receiving rows.
       const usable = !outcome.rows.truncated;
       if (!usable) reusable = false;
@@ -209,20 +206,19 @@ class MysqlPool implements AdapterPool {
   }
 
   /**
-   * The rows the write will touch, read in the write's transaction with a locking read: its
-   * next-key locks keep the rows and the gaps of the range as they are until the write commits.
-   * They are handed to be kept while the write runs (adapters/backup.ts).
+   * The write, after the rows it will touch were read in its transaction with a locking read:
+   * the next-key locks keep the rows and the gaps of the range as they are until the write
+   * commits. The rows are kept while the write runs (adapters/backup.ts).
    */
-  private async backupRead(conn: PoolConnection, backup: BackupStep, signal: AbortSignal): Promise<Keeping> {
+  private async writeWithBackup(
+    conn: PoolConnection,
+    backup: BackupStep,
+    signal: AbortSignal,
+    write: () => Promise<Outcome>,
+  ): Promise<Outcome> {
     await this.plain(conn, 'START TRANSACTION');
     const read = await this.run(conn, backup.select, backup.params, backup.maxRows, signal);
-    if (read.rows.truncated || backup.readRows(read.rows.rows) > backup.maxRows)
-      throw new AdapterError(
-        `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
-        'query',
-        'BACKUP_LIMIT',
-      );
-    return startKeeping(backup, read.rows.rows);
+    return writeKept(backup, read.rows.rows, read.rows.truncated, write);
   }
 
   /** Prepared first; a statement the server cannot prepare runs over the text protocol if it has no parameters. */

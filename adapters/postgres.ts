@@ -2,7 +2,7 @@
 // the user's values as bind parameters, in one round trip whose Execute carries a row limit, so a
 // capped query never transfers more than maxRows + 1 rows (adapters/postgres-query.ts).
 import pg from 'pg';
-import { startKeeping } from './backup.ts';
+import { writeKept } from './backup.ts';
 import { guardedConnect } from './connect.ts';
 import { AdapterError, secretsOf, timeoutError, toAdapterError } from './errors.ts';
 import { Lender } from './lender.ts';
@@ -393,21 +393,9 @@ class PostgresPool implements AdapterPool {
     // transaction's snapshot, being its first statement.
     const begin = 'begin isolation level repeatable read';
     const saved = await run(client, this.types, backup.select, backup.params, 0, false, begin);
-    if (backup.readRows(saved.rows) > backup.maxRows)
-      throw new AdapterError(
-        `the write touches more than ${backup.maxRows} rows, more than undo keeps; nothing was written`,
-        'query',
-        'BACKUP_LIMIT',
-      );
-    const keeping = startKeeping(backup, saved.rows);
-    let answer: PgAnswer;
-    try {
-      answer = await run(client, this.types, text, params, limit);
-    } catch (err) {
-      await keeping.written(false);
-      throw err;
-    }
-    await keeping.written(true);
+    const answer = await writeKept(backup, saved.rows, false, () =>
+      run(client, this.types, text, params, limit),
+    );
     const committed = await run(client, this.types, 'commit', [], 0);
     // A transaction that failed answers COMMIT with ROLLBACK.
     if (committed.command !== 'COMMIT')

@@ -15,7 +15,7 @@ import { serviceCodec } from '../core/payload-codec.ts';
 import { connectTemporal } from '../core/temporal.ts';
 import { createUser } from '../identity/manage.ts';
 import { principalCaller } from '../identity/principal.ts';
-import { startWorker, TRACING_WORKFLOW_MODULE, WORKFLOWS_PATH } from '../worker/worker.ts';
+import { pinnedTo, startWorker, TRACING_WORKFLOW_MODULE, WORKFLOWS_PATH } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
 import { BENCH_ACTOR, benchOrg, startBenchService } from './world.ts';
 
@@ -52,15 +52,7 @@ const bench: Bench = {
       interceptors: { workflowModules: [TRACING_WORKFLOW_MODULE] },
       sinks: { exporter: { export: { fn() {} } } },
       activities: createActivities(plainDeps),
-      ...(version
-        ? {
-            workerDeploymentOptions: {
-              version,
-              useWorkerVersioning: true,
-              defaultVersioningBehavior: 'PINNED' as const,
-            },
-          }
-        : {}),
+      ...pinnedTo(version),
     });
     const plainDone = plainWorker.run();
     try {

@@ -79,18 +79,7 @@ export async function startWorker(
     dataConverter: dataConverters(serviceCodec(deps)).worker,
     shutdownGraceTime: '30 seconds',
     ...(options.identity ? { identity: options.identity } : {}),
-    // PINNED: a run stays on the version it started on, to its end, so no history is ever replayed
-    // by other workflow code and no activity meets a snapshot of another release. Upgrading
-    // running workflows in place (AUTO_UPGRADE) would need every change guarded by patched().
-    ...(version
-      ? {
-          workerDeploymentOptions: {
-            version,
-            useWorkerVersioning: true,
-            defaultVersioningBehavior: 'PINNED' as const,
-          },
-        }
-      : {}),
+    ...pinnedTo(version),
   });
   const stopPromoting = new AbortController();
   const done = worker
@@ -138,4 +127,22 @@ export async function startWorker(
     },
     promotion,
   };
+}
+
+/**
+ * The worker options that poll as `version` (none when versioning is off). PINNED: a run stays
+ * on the version it started on, to its end, so no history is ever replayed by other workflow code
+ * and no activity meets a snapshot of another release. Upgrading running workflows in place
+ * (AUTO_UPGRADE) would need every change guarded by patched().
+ */
+export function pinnedTo(version: Awaited<ReturnType<typeof deploymentVersion>>) {
+  return version
+    ? {
+        workerDeploymentOptions: {
+          version,
+          useWorkerVersioning: true as const,
+          defaultVersioningBehavior: 'PINNED' as const,
+        },
+      }
+    : {};
 }
