@@ -32,10 +32,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, ''
 /** Who may send the store a statement during a walk besides governance/, each with why. */
 const ALLOWED: Record<string, string> = {
   'governance/': 'the governed pipeline: access, protection, review gate, execution, its access cache reads',
-  'identity/authenticate.ts':
-    'authenticating the REST caller (personal token, API key or session) and noting its last use',
-  'identity/oauth-access.ts':
-    'the grant behind an MCP OAuth access token (RFC 9068 §4 validation) and noting its last use',
+  'identity/authenticate.ts': 'authenticating the REST caller (personal token, API key or session)',
+  'identity/oauth-access.ts': 'the grant behind an MCP OAuth access token (RFC 9068 §4 validation)',
+  'identity/usage.ts': "noting a credential's last use, at most once a minute",
   'audit/events.ts': 'the audit append of the attempt, in the pipeline or the transaction it records',
   'store/audit-writer.ts':
     'the audit append sent in a batch: a batch is sent by the writer, so its stack begins there',
