@@ -17,6 +17,11 @@
 //
 // Without two-phase commit a write runs at least once, but never alongside an earlier attempt's
 // statement: that one is ended first.
+//
+// A prepared transaction no later attempt comes to settle (an abandoned attempt that prepared
+// after the winner finished, a recorded commit whose run was terminated) is settled by the
+// periodic sweep (once-sweep.ts), by the same ledger rules; the ledger names the database and
+// credential each step runs on for it.
 import { createHash } from 'node:crypto';
 import type { AdapterPool, ExecuteOptions, QueryResult, SessionControl } from '../adapters/types.ts';
 import type { Tx } from '../store/db.ts';

@@ -9,8 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdapterPool, SessionControl } from '../../adapters/types.ts';
 import type { PoolSource } from '../../core/deps.ts';
 import { poolFor } from '../../governance/connections.ts';
+import { startMaintenance } from '../../governance/maintenance.ts';
 import { stepTagPrefix } from '../../governance/once.ts';
 import { preparedSweep } from '../../governance/once-sweep.ts';
+import { runGovernedQuery } from '../../governance/query.ts';
 import { findCredentialAndDatabase } from '../../store/databases.ts';
 import { newId } from '../../store/ids.ts';
 import { claimStep, decideCommit, type StepLocation } from '../../store/step-commits.ts';
@@ -37,6 +39,10 @@ const ROW: Record<Case, number> = {
   expired: 7,
   unknown: 8,
 };
+/** The row a write step through the governed pipeline changes. */
+const PIPELINE_ROW = 9;
+/** The row of the leftover the periodic maintenance settles. */
+const MAINTENANCE_ROW = 10;
 
 interface Leftover {
   runId: string;
@@ -155,14 +161,14 @@ beforeAll(async () => {
   const { sql } = world.svc.deps;
   await withPg(async (pg) => {
     await pg`create table ${pg(TABLE)} (id int primary key, note text not null, touched int not null default 0)`;
-    for (const row of Object.values(ROW))
+    for (const row of [...Object.values(ROW), PIPELINE_ROW, MAINTENANCE_ROW])
       await pg`insert into ${pg(TABLE)} (id, note) values (${row}, 'before')`;
   });
   await withMy(async (conn) => {
     await conn.query(
       `create table \`${TABLE}\` (id int primary key, note varchar(40) not null, touched int not null default 0)`,
     );
-    for (const row of Object.values(ROW))
+    for (const row of [...Object.values(ROW), PIPELINE_ROW, MAINTENANCE_ROW])
       await conn.query(`insert into \`${TABLE}\` (id, note) values (?, 'before')`, [row]);
   });
   workflowId = newId('wf');
@@ -378,5 +384,54 @@ describe.each(ENGINES)('the prepared-transaction sweep on %s', (engine) => {
     const password = servers()[engine].password;
     expect(password.length).toBeGreaterThan(3);
     expect(lines.filter((l) => l.includes(password))).toEqual([]);
+  });
+});
+
+describe('a write step through the governed pipeline', () => {
+  it.each(ENGINES)('records the database and credential it runs on (%s), for the sweep', async (engine) => {
+    const t = targets[engine];
+    const step = await newStep(world.orgId);
+    const outcome = await runGovernedQuery(world.svc.deps, {
+      orgId: world.orgId,
+      actor: { kind: 'workflow_run', runId: step.runId, workflowId },
+      origin: 'workflow',
+      databaseId: t.where.databaseId,
+      credentialId: t.where.credentialId,
+      statement: `update ${TABLE} set note = 'pipeline' where id = ${PIPELINE_ROW}`,
+      params: [],
+      stepAttempt: { ...step, attempt: 1 },
+    });
+    expect(outcome.delivery).toBe('exactly_once');
+    const [row] = await world.svc.deps.sql`
+      select database_id, credential_id, claimed_attempt, committed_attempt from query_step_commits
+       where run_id = ${step.runId} and step_id = ${step.stepId}`;
+    expect(row).toEqual({
+      database_id: t.where.databaseId,
+      credential_id: t.where.credentialId,
+      claimed_attempt: 1,
+      committed_attempt: 1,
+    });
+  });
+});
+
+describe('the periodic maintenance', () => {
+  it('runs the sweep: an earlier attempt’s leftover is rolled back without anyone asking', async () => {
+    const t = targets.postgres;
+    const { sql } = world.svc.deps;
+    const step = await newStep(world.orgId);
+    await claimStep(sql, { ...step, attempt: 1 }, t.where);
+    await claimStep(sql, { ...step, attempt: 2 }, t.where);
+    const id = await prepare(t, step, 1, MAINTENANCE_ROW);
+    const stop = startMaintenance(world.svc.deps);
+    try {
+      const deadline = Date.now() + 20_000;
+      while ((await t.pool.sessions!.prepared(id)).length > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      stop();
+    }
+    expect(await t.pool.sessions!.prepared(id)).toEqual([]);
+    expect(await note('postgres', MAINTENANCE_ROW)).toBe('before');
+    expect(await lockFree('postgres', MAINTENANCE_ROW)).toBe(true);
   });
 });
