@@ -133,7 +133,7 @@ export interface EventSubjects {
   'run.retry': { workflow_id: string; run_id: string; retry_of: string; from_step: string };
   /**
    * A write step's prepared transaction that a dead attempt left on the target, settled by the
-   * periodic sweep (governance/once-sweep.ts): committed as the ledger recorded, or rolled back
+   * periodic sweep (automation/prepared-sweep.ts): committed as the ledger recorded, or rolled back
    * because a later attempt claimed the step (`superseded`) or its claim was abandoned.
    */
   'run.write_settled': {

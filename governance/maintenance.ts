@@ -3,7 +3,6 @@ import { failAbandonedRequests } from '../store/query-requests.ts';
 import { pruneBuckets } from '../store/rate-limits.ts';
 import { pruneBackups } from '../store/request-backups.ts';
 import { findUserById } from '../store/users.ts';
-import { preparedSweep } from './once-sweep.ts';
 import { decodeParams } from './params.ts';
 import type { GovernanceDeps } from './types.ts';
 
@@ -56,17 +55,10 @@ export async function recoverAbandonedRequests(
 }
 
 /** Runs the sweeps now and every minute; returns a stop function. Every replica may run it safely. */
-export function startMaintenance(
-  deps: Pick<GovernanceDeps, 'sql' | 'logger' | 'pools' | 'keyring'>,
-  everyMs = 60_000,
-): () => void {
-  // Prepared transactions dead workflow write steps left on targets (once-sweep.ts): one listing
-  // per database and credential with ledger rows, nothing at all when there are none.
-  const settlePrepared = preparedSweep(deps);
+export function startMaintenance(deps: Pick<GovernanceDeps, 'sql' | 'logger'>, everyMs = 60_000): () => void {
   const sweep = () =>
     Promise.all([
       recoverAbandonedRequests(deps),
-      settlePrepared(),
       // Failure windows end after minutes; a day-old bucket is only clutter (identity/throttle.ts).
       pruneBuckets(deps.sql, 86_400),
       // Rows kept for undo past COUNTERSIGN_UNDO_RETENTION_DAYS (governance/undo/).

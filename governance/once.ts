@@ -20,7 +20,7 @@
 //
 // A prepared transaction no later attempt comes to settle (an abandoned attempt that prepared
 // after the winner finished, a recorded commit whose run was terminated) is settled by the
-// periodic sweep (once-sweep.ts), by the same ledger rules; the ledger names the database and
+// periodic sweep (automation/prepared-sweep.ts), by the same ledger rules; the ledger names the database and
 // credential each step runs on for it.
 import { createHash } from 'node:crypto';
 import type { AdapterPool, ExecuteOptions, QueryResult, SessionControl } from '../adapters/types.ts';
@@ -80,7 +80,7 @@ async function rollBackEarlier(control: SessionControl, prefix: string, attempt:
 /**
  * Runs `exec` (the governed execution of the statement) as attempt `key` of a workflow step.
  * Reads simply run; writes follow the protocol above. `where` names the pool's database and
- * credential in the ledger, so the periodic sweep (once-sweep.ts) can settle what a dead attempt
+ * credential in the ledger, so the periodic sweep (automation/prepared-sweep.ts) can settle what a dead attempt
  * left prepared there.
  */
 export async function runStepAttempt(

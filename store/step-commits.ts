@@ -21,7 +21,7 @@ type StepKey = { runId: string; stepId: string; attempt: number };
 /**
  * Attempt `attempt` claims the step: from now on no earlier attempt can record a commit. Returns
  * the row as it stands after the claim, so a commit decided before it is seen. `where` is recorded
- * for the sweep of prepared transactions left behind (governance/once-sweep.ts).
+ * for the sweep of prepared transactions left behind (automation/prepared-sweep.ts).
  */
 export async function claimStep(sql: Tx, key: StepKey, where?: StepLocation): Promise<StepCommitRow> {
   const [row] = await sql<StepCommitRow[]>`

@@ -1,5 +1,5 @@
 -- Where each exactly-once write step runs (governance/once.ts): the database and credential whose
--- pool prepared its attempts' transactions, so the periodic sweep (governance/once-sweep.ts) can
+-- pool prepared its attempts' transactions, so the periodic sweep (automation/prepared-sweep.ts) can
 -- list what they left prepared and settle it. Rows written before this have no location and are
 -- never swept. A deleted database or credential leaves its rows without a location: nothing can
 -- reach that target through Countersign any more, and the ordinary purge takes them.

@@ -5,8 +5,12 @@
 // Either holds its row locks on the user's database until someone settles it. The sweep settles
 // only what the ledger makes safe, and every replica may run it at once: a second COMMIT or
 // ROLLBACK PREPARED of the same id finds it settled (SessionControl.finish answers false).
+// `serve` (and `dev`) run it every minute beside the maintenance sweeps (cli/main.ts).
 import type { SessionControl } from '../adapters/types.ts';
 import { recordEvent } from '../audit/events.ts';
+import { poolFor } from '../governance/connections.ts';
+import { stepTagPrefix } from '../governance/once.ts';
+import type { GovernanceDeps } from '../governance/types.ts';
 import { findCredential, findDatabase } from '../store/databases.ts';
 import {
   type LedgerRow,
@@ -16,9 +20,6 @@ import {
   sweptLocations,
   takeAbandonedClaim,
 } from '../store/step-commits.ts';
-import { poolFor } from './connections.ts';
-import { stepTagPrefix } from './once.ts';
-import type { GovernanceDeps } from './types.ts';
 
 /**
  * A claimed attempt whose ledger row is untouched this long has ended: a step's timeout and its
@@ -220,6 +221,22 @@ function warnUnknown(deps: SweepDeps, warned: Set<string>, loc: SweptLocation, i
     { database_id: loc.databaseId, credential_id: loc.credentialId, prepared_id: id },
     'a prepared transaction named like a workflow write step matches no step this service knows; left alone',
   );
+}
+
+/**
+ * Runs the sweep now and every minute; returns a stop function. It costs one store query a minute
+ * when no write step ran in the last days, else one listing per database and credential they ran on.
+ */
+export function startPreparedSweep(deps: SweepDeps, everyMs = 60_000): () => void {
+  const sweep = preparedSweep(deps);
+  const pass = () =>
+    sweep().catch((err: unknown) =>
+      deps.logger.error({ err: messageOf(err) }, 'sweep of prepared workflow writes failed'),
+    );
+  void pass();
+  const timer = setInterval(pass, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 function messageOf(err: unknown): string {

@@ -1,5 +1,5 @@
 // The sweep of prepared transactions that exactly-once write steps leave behind
-// (governance/once-sweep.ts), against the harness PostgreSQL (prepared transactions) and MariaDB
+// (automation/prepared-sweep.ts), against the harness PostgreSQL (prepared transactions) and MariaDB
 // (XA), with databases registered through the API and the service's own pools. Each leftover is
 // made for real: the adapter runs an UPDATE and leaves it prepared under the attempt's id, as an
 // attempt does before its worker dies, and the ledger is brought to where the protocol
@@ -7,20 +7,19 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdapterPool, SessionControl } from '../../adapters/types.ts';
+import { preparedSweep, startPreparedSweep } from '../../automation/prepared-sweep.ts';
 import type { PoolSource } from '../../core/deps.ts';
 import { poolFor } from '../../governance/connections.ts';
-import { startMaintenance } from '../../governance/maintenance.ts';
 import { stepTagPrefix } from '../../governance/once.ts';
-import { preparedSweep } from '../../governance/once-sweep.ts';
 import { runGovernedQuery } from '../../governance/query.ts';
 import { findCredentialAndDatabase } from '../../store/databases.ts';
 import { newId } from '../../store/ids.ts';
 import { claimStep, decideCommit, type StepLocation } from '../../store/step-commits.ts';
 import { insertRun } from '../../store/workflow-runs.ts';
 import { insertWorkflow } from '../../store/workflows.ts';
+import { startWorld, type World } from '../governance/world.ts';
 import { servers } from '../harness/servers.ts';
 import { withMy, withPg } from '../helpers/targets.ts';
-import { startWorld, type World } from './world.ts';
 
 const TABLE = `sweep_${randomBytes(5).toString('hex')}`;
 const ENGINES = ['postgres', 'mariadb'] as const;
@@ -41,7 +40,7 @@ const ROW: Record<Case, number> = {
 };
 /** The row a write step through the governed pipeline changes. */
 const PIPELINE_ROW = 9;
-/** The row of the leftover the periodic maintenance settles. */
+/** The row of the leftover the sweep `serve` starts settles. */
 const MAINTENANCE_ROW = 10;
 
 interface Leftover {
@@ -414,7 +413,7 @@ describe('a write step through the governed pipeline', () => {
   });
 });
 
-describe('the periodic maintenance', () => {
+describe('the periodic sweep', () => {
   it('runs the sweep: an earlier attempt’s leftover is rolled back without anyone asking', async () => {
     const t = targets.postgres;
     const { sql } = world.svc.deps;
@@ -422,7 +421,7 @@ describe('the periodic maintenance', () => {
     await claimStep(sql, { ...step, attempt: 1 }, t.where);
     await claimStep(sql, { ...step, attempt: 2 }, t.where);
     const id = await prepare(t, step, 1, MAINTENANCE_ROW);
-    const stop = startMaintenance(world.svc.deps);
+    const stop = startPreparedSweep(world.svc.deps);
     try {
       const deadline = Date.now() + 20_000;
       while ((await t.pool.sessions!.prepared(id)).length > 0 && Date.now() < deadline)
