@@ -60,7 +60,7 @@ export function planFor(
  * would overlap (a slow target) are skipped. Returns how many transactions this run settled.
  */
 export function preparedSweep(deps: SweepDeps): () => Promise<number> {
-  const warned = new Set<string>();
+  const warned: Memory = { unknown: new Set(), unreachable: new Set() };
   let running = false;
   return async () => {
     if (running) return 0;
@@ -73,21 +73,32 @@ export function preparedSweep(deps: SweepDeps): () => Promise<number> {
   };
 }
 
+/** What a process has warned about: unknown ids, and locations it could not list (until it can). */
+interface Memory {
+  unknown: Set<string>;
+  unreachable: Set<string>;
+}
+
 interface Listing {
   loc: SweptLocation;
   control: SessionControl;
   ids: string[];
 }
 
-async function sweepOnce(deps: SweepDeps, warned: Set<string>): Promise<number> {
+async function sweepOnce(deps: SweepDeps, warned: Memory): Promise<number> {
   const locations = await sweptLocations(deps.sql);
   if (locations.length === 0) return 0;
   const listings: Listing[] = [];
   for (const loc of locations) {
+    const where = `${loc.databaseId}\u0000${loc.credentialId}`;
     try {
       const control = await controlOf(deps, loc);
-      if (control) listings.push({ loc, control, ids: await control.prepared(TAG_ROOT) });
+      listings.push({ loc, control, ids: await control.prepared(TAG_ROOT) });
+      warned.unreachable.delete(where);
     } catch (err) {
+      // Its rows stay until it can be listed: each minute tries again, the log says it once.
+      if (warned.unreachable.has(where)) continue;
+      warned.unreachable.add(where);
       deps.logger.warn(
         { database_id: loc.databaseId, credential_id: loc.credentialId, err: messageOf(err) },
         'could not list the prepared transactions of workflow write steps',
@@ -97,7 +108,8 @@ async function sweepOnce(deps: SweepDeps, warned: Set<string>): Promise<number> 
   // Read after listing: an attempt claims before it prepares, so every id listed has its row by
   // now (unless purged), and each rule planFor applies stays true once it holds.
   const rows = new Map<string, LedgerRow>();
-  for (const row of await ledgerRows(deps.sql, ABANDONED_HOURS))
+  const anyListed = listings.some((l) => l.ids.length > 0);
+  for (const row of anyListed ? await ledgerRows(deps.sql, ABANDONED_HOURS) : [])
     rows.set(stepTagPrefix({ runId: row.run_id, stepId: row.step_id }), row);
   let settled = 0;
   for (const { loc, control, ids } of listings) {
@@ -107,7 +119,7 @@ async function sweepOnce(deps: SweepDeps, warned: Set<string>): Promise<number> 
       const row = rows.get(id.slice(0, cut));
       const attempt = Number(id.slice(cut));
       if (!row) {
-        warnUnknown(deps, warned, loc, id);
+        warnUnknown(deps, warned.unknown, loc, id);
         continue;
       }
       listed.push({ runId: row.run_id, stepId: row.step_id });
@@ -200,13 +212,23 @@ const REASONS: Record<SettleReason, string> = {
   abandoned: `its attempt was abandoned (unchanged for ${ABANDONED_HOURS} h)`,
 };
 
-/** The session control of a location's pool; null when its database or credential is gone. */
-async function controlOf(deps: SweepDeps, loc: SweptLocation): Promise<SessionControl | null> {
+/**
+ * The session control of a location's pool. A pool without one (a database moved behind an agent
+ * since) lists nothing: nothing there can be settled through Countersign, and its rows are purged.
+ */
+async function controlOf(deps: SweepDeps, loc: SweptLocation): Promise<SessionControl> {
   const db = await findDatabase(deps.sql, loc.orgId, loc.databaseId);
   const cred = db && (await findCredential(deps.sql, db.id, loc.credentialId));
-  if (!db || !cred) return null;
-  return poolFor(deps, db, cred).sessions ?? null;
+  const control = db && cred ? poolFor(deps, db, cred).sessions : undefined;
+  return control ?? NO_CONTROL;
 }
+
+const NO_CONTROL: SessionControl = {
+  twoPhase: async () => false,
+  endTagged: async () => {},
+  prepared: async () => [],
+  finish: async () => false,
+};
 
 /**
  * A `cs:` id no ledger row names: another installation's on the same server, or a row already
