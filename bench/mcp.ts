@@ -39,9 +39,11 @@ import { insertOrganization } from '../store/users.ts';
 import { freePorts } from '../test/harness/process.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
+import { doors } from './doors.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
 import { BENCH_ACTOR } from './world.ts';
 
+const BENCH_PASSWORD = 'bench-password-of-the-mcp-bench';
 const SAMPLES = Number(process.env.BENCH_MCP_SAMPLES ?? 1000);
 const WARMUP = 100;
 const CONCURRENCY = 8;
@@ -147,9 +149,9 @@ const bench: Bench = {
         orgId: org.id,
         email: 'bench@example.test',
         role: 'member',
-        password: null,
+        password: BENCH_PASSWORD,
       });
-      const { db } = await createDatabase(
+      const { db, credentials } = await createDatabase(
         deps,
         { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
         v.parse(CreateDatabase, {
@@ -259,11 +261,22 @@ const bench: Bench = {
           })) as Record<string, unknown>,
         );
 
-      const [countersign, direct, countersignModern, viaGoogle] = await interleaved(
-        SAMPLES,
-        [viaCountersign, viaDbhub, viaModern, viaToolbox],
-        WARMUP,
+      // The same query through the REST route and the console, and through the bare driver.
+      const door = await doors(
+        sql,
+        api.url,
+        { orgId: org.id, userId: user.id, email: 'bench@example.test', password: BENCH_PASSWORD },
+        { databaseId: db.id, credentialId: credentials[0]!.id },
+        statement,
       );
+      const viaBare = async () => void (await bare.unsafe(statement));
+
+      const [countersign, direct, countersignModern, viaGoogle, viaRest, viaConsole, driver] =
+        await interleaved(
+          SAMPLES,
+          [viaCountersign, viaDbhub, viaModern, viaToolbox, door.rest, door.console, viaBare],
+          WARMUP,
+        );
       const callers = async (
         url: string,
         headers: Record<string, string>,
@@ -369,6 +382,18 @@ const bench: Bench = {
           value: pair(countersignModern!),
           baseline: `dbhub 1.4.0 execute_sql (2025-11-25): ${pair(direct!)}`,
           comparison: `ratio ${(p50(countersignModern!) / p50(direct!)).toFixed(2)}; Toolbox ${(p50(countersignModern!) / p50(viaGoogle!)).toFixed(2)}`,
+        },
+        {
+          figure: 'REST query route, the same query, sequential (API key, POST /api/v1/desk/query-requests)',
+          value: pair(viaRest!),
+          baseline: `bare postgres.js: ${pair(driver!)}`,
+          comparison: delta(viaRest!, driver!),
+        },
+        {
+          figure: 'console, the same query, sequential (signed-in form post, the whole page with its result)',
+          value: pair(viaConsole!),
+          baseline: `bare postgres.js: ${pair(driver!)}`,
+          comparison: delta(viaConsole!, driver!),
         },
         {
           figure: `MCP run_query calls/s, ${CONCURRENCY} concurrent clients`,

@@ -1,3 +1,4 @@
+import { cachedAccessRead } from '../store/access-cache.ts';
 import { findApiKey, touchApiKey } from '../store/api-keys.ts';
 import type { Tx } from '../store/db.ts';
 import { findPersonalToken, touchPersonalToken } from '../store/personal-tokens.ts';
@@ -5,6 +6,7 @@ import { parseSecret, secretMatches } from '../store/secrets.ts';
 import { findSession } from '../store/sessions.ts';
 import { findUserById } from '../store/users.ts';
 import type { UserPrincipal } from './principal.ts';
+import { noteUse } from './usage.ts';
 
 /** Secret kinds: the first part of every bearer secret, so a key is never mistaken for a token. */
 export const SECRET_KINDS = { apiKey: 'cskey', personalToken: 'cspat', session: 'csses' } as const;
@@ -25,12 +27,13 @@ export interface ApiKeyIdentity {
 export async function authenticateApiKey(sql: Tx, presented: string): Promise<ApiKeyIdentity | null> {
   const parsed = parseSecret(presented);
   if (!parsed || parsed.kind !== SECRET_KINDS.apiKey) return null;
-  const row = await findApiKey(sql, `key_${parsed.ulid}`);
+  const id = `key_${parsed.ulid}`;
+  const row = await cachedAccessRead(sql, `api_key:${id}`, () => findApiKey(sql, id));
   if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
   if (row.owner_user_id === null) return null;
   const principal = await activeUser(sql, row.owner_user_id, 'api_key', row.id);
   if (!principal || principal.orgId !== row.org_id) return null;
-  await touchApiKey(sql, row.id);
+  noteUse(sql, 'api_key', row.id, row.last_used_at, touchApiKey);
   return { principal, actAsAllowed: row.act_as_allowed };
 }
 
@@ -38,11 +41,12 @@ export async function authenticateApiKey(sql: Tx, presented: string): Promise<Ap
 export async function authenticatePersonalToken(sql: Tx, presented: string): Promise<UserPrincipal | null> {
   const parsed = parseSecret(presented);
   if (!parsed || parsed.kind !== SECRET_KINDS.personalToken) return null;
-  const row = await findPersonalToken(sql, `pat_${parsed.ulid}`);
+  const id = `pat_${parsed.ulid}`;
+  const row = await cachedAccessRead(sql, `personal_token:${id}`, () => findPersonalToken(sql, id));
   if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
   if (row.expires_at !== null && row.expires_at.getTime() <= Date.now()) return null;
   const principal = await activeUser(sql, row.user_id, 'token', row.id);
-  if (principal) await touchPersonalToken(sql, row.id);
+  if (principal) noteUse(sql, 'personal_token', row.id, row.last_used_at, touchPersonalToken);
   return principal;
 }
 
@@ -53,7 +57,8 @@ export async function authenticateSession(
 ): Promise<{ principal: UserPrincipal; csrfToken: string } | null> {
   const parsed = parseSecret(presented);
   if (!parsed || parsed.kind !== SECRET_KINDS.session) return null;
-  const row = await findSession(sql, `ses_${parsed.ulid}`);
+  const id = `ses_${parsed.ulid}`;
+  const row = await cachedAccessRead(sql, `session:${id}`, () => findSession(sql, id));
   if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
   if (row.expires_at.getTime() <= Date.now()) return null;
   const principal = await activeUser(sql, row.user_id, 'session', row.id);
@@ -70,7 +75,7 @@ export async function activeUser(
   via: UserPrincipal['via'],
   credentialId: string,
 ): Promise<UserPrincipal | null> {
-  const user = await findUserById(sql, userId);
+  const user = await cachedAccessRead(sql, `user:${userId}`, () => findUserById(sql, userId));
   if (!user || user.disabled_at !== null || user.deleted_at !== null) return null;
   if (user.service_account && via !== 'api_key') return null;
   return {

@@ -8,6 +8,7 @@ import { findGrantCaller, type OAuthGrantRow, touchGrant } from '../store/oauth.
 import { mcpResource } from './oauth-authorize.ts';
 import type { UserPrincipal } from './principal.ts';
 import { getSigningKey } from './signing-keys.ts';
+import { noteUse } from './usage.ts';
 
 type AccessDeps = { sql: Tx; keyring: Keyring; config: Pick<Config, 'baseUrl' | 'oauth'> };
 
@@ -117,23 +118,6 @@ async function verifiedClaims(deps: AccessDeps, token: string): Promise<AccessCl
   return claims;
 }
 
-/**
- * When each grant was last recorded as used, by this process. The grant row may come from the
- * access cache (store/access-cache.ts), whose copy keeps the last_used_at it was read with; the
- * touch itself changes no decision, so it does not empty the cache.
- */
-const touched = new Map<string, number>();
-
-function noteUse(sql: Tx, row: { grant_id: string; last_used_at: Date | null }): void {
-  const now = Date.now();
-  const last = Math.max(row.last_used_at?.getTime() ?? 0, touched.get(row.grant_id) ?? 0);
-  if (now - last <= 60_000) return;
-  if (touched.size >= VERIFIED_LIMIT) touched.clear();
-  touched.set(row.grant_id, now);
-  // Bookkeeping only: a failed write must not fail the call it records.
-  void touchGrant(sql, row.grant_id).catch(() => touched.delete(row.grant_id));
-}
-
 /** Who an MCP request acts as: the user, through one grant of one client. */
 export interface OAuthCaller {
   principal: UserPrincipal;
@@ -155,7 +139,7 @@ export async function authenticateAccessToken(deps: AccessDeps, token: string): 
     return null;
   // A disabled user's credentials stop working on their next request (identity/authenticate.ts).
   if (row.disabled_at !== null) return null;
-  noteUse(deps.sql, row);
+  noteUse(deps.sql, 'grant', row.grant_id, row.last_used_at, touchGrant);
   const principal: UserPrincipal = {
     kind: 'user',
     orgId: row.org_id,

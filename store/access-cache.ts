@@ -1,9 +1,11 @@
 // Access decisions kept in memory between requests, and thrown away the moment the
 // rows they were read from change. What is cached: the OAuth grant behind an MCP token
-// (store/oauth.ts findGrantCaller), the access statement (store/grants.ts findAccessTarget) and
-// a data-protection policy with its rules. Every table those reads join carries a trigger
-// (store/migrations/0021_access_changes.sql) that sends NOTIFY when a statement changes it; each
-// process listens (store/access-channel.ts) and empties its cache on every notification.
+// (store/oauth.ts findGrantCaller), the API key, personal token or session a request signs in
+// with and its person (identity/authenticate.ts), the access statement (store/grants.ts
+// findAccessTarget) and a data-protection policy with its rules. Every table those reads join
+// carries a trigger (store/migrations/0021_access_changes.sql, 0034_credential_changes.sql)
+// that sends NOTIFY when a statement changes it; each process listens (store/access-channel.ts)
+// and empties its cache on every notification.
 //
 // Revocation must win the race ("a revocation takes effect before the next request can
 // observe it"). Three rules give that:

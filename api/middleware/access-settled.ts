@@ -30,10 +30,17 @@ export function accessSettled(deps: Pick<Deps, 'sql' | 'logger'>): MiddlewareHan
   };
 }
 
-function mayChangeAccess(method: string, path: string, status: number): boolean {
+/**
+ * Routes that only run, review or follow queries: MCP tools, the query requests API, the
+ * console's run and the review page's actions. None changes a person, a grant, a role, a
+ * credential, a key or a policy, so their answers need not wait for the caches.
+ */
+const QUERY_ONLY =
+  /^(?:\/mcp|\/console|\/api\/v1\/desk\/query-requests(?:\/[^/]+(?:\/[a-z]+)?)?|\/reviews\/[^/]+\/[a-z]+)$/;
+
+export function mayChangeAccess(method: string, path: string, status: number): boolean {
   // A refusal changed nothing (bad input, no credentials, not allowed, not found, too many tries).
   if (status >= 400 && status < 500) return false;
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
-  // MCP tools run and follow queries; none changes a grant, a role, a credential or a policy.
-  return path !== '/mcp';
+  return !QUERY_ONLY.test(path);
 }
