@@ -131,6 +131,19 @@ export interface EventSubjects {
     required: number;
   };
   'run.retry': { workflow_id: string; run_id: string; retry_of: string; from_step: string };
+  /**
+   * A write step's prepared transaction that a dead attempt left on the target, settled by the
+   * periodic sweep (automation/prepared-sweep.ts): committed as the ledger recorded, or rolled back
+   * because a later attempt claimed the step (`superseded`) or its claim was abandoned.
+   */
+  'run.write_settled': {
+    workflow_id: string;
+    run_id: string;
+    step_id: string;
+    attempt: number;
+    settled: 'committed' | 'rolled_back';
+    reason: 'recorded_commit' | 'superseded' | 'abandoned';
+  };
   'run.rerun': { workflow_id: string; run_id: string; rerun_of: string };
   'dashboard.created': Change & { dashboard_id: string };
   'dashboard.updated': Change & { dashboard_id: string };
@@ -218,6 +231,7 @@ export const EVENT_TYPES: { readonly [K in EventType]: EventTypeInfo } = {
   'run.canceled': info('Run canceled', 'automation'),
   'run.approval_decided': info('Run approval decided', 'automation'),
   'run.retry': info('Run retried', 'automation'),
+  'run.write_settled': info('Run write settled', 'automation'),
   'run.rerun': info('Run re-run', 'automation'),
   'dashboard.created': info('Dashboard created', 'automation', true),
   'dashboard.updated': info('Dashboard changed', 'automation', true),

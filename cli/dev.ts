@@ -94,6 +94,8 @@ export async function startDev(
     stops.push(async () => stopMaintenance());
     const stopRunSweep = (await import('../automation/run-sweep.ts')).startRunSweep(deps);
     stops.push(async () => stopRunSweep());
+    const stopPreparedSweep = (await import('../automation/prepared-sweep.ts')).startPreparedSweep(deps);
+    stops.push(async () => stopPreparedSweep());
     const base = config.baseUrl.includes(`:${config.port}`)
       ? config.baseUrl.replace(`:${config.port}`, `:${api.port}`)
       : config.baseUrl;

@@ -62,12 +62,15 @@ const commands: Record<string, Command> = {
     const stopMaintenance = startMaintenance(deps);
     // Runs left unstarted by a stopped replica, or ended outside Countersign, are settled here.
     const stopRunSweep = startRunSweep(deps);
+    // Prepared transactions that dead workflow write steps left on targets are settled here.
+    const stopPreparedSweep = (await import('../automation/prepared-sweep.ts')).startPreparedSweep(deps);
     deps.logger.info({ url: api.url, baseUrl: config.baseUrl, worker: worker !== null }, 'api listening');
     await untilSignal();
     await api.drain({
       delayMs: config.shutdown.delaySeconds * 1000,
       graceMs: config.shutdown.graceSeconds * 1000,
     });
+    stopPreparedSweep();
     stopRunSweep();
     stopMaintenance();
     await worker?.shutdown();

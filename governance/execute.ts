@@ -125,7 +125,17 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
     };
     const executed = await inSpan('governed query execution', {}, async () => {
       if (!x.stepAttempt) return { result: await exec({}), ran: null };
-      const attempt = await runStepAttempt(deps.sql, pool, x.stepAttempt, x.classification === 'write', exec);
+      const attempt = await runStepAttempt(
+        deps.sql,
+        pool,
+        x.stepAttempt,
+        x.classification === 'write',
+        exec,
+        {
+          databaseId: x.db.id,
+          credentialId: x.cred.id,
+        },
+      );
       return { result: attempt.result, ran: attempt };
     });
     result = executed.result;

@@ -17,10 +17,15 @@
 //
 // Without two-phase commit a write runs at least once, but never alongside an earlier attempt's
 // statement: that one is ended first.
+//
+// A prepared transaction no later attempt comes to settle (an abandoned attempt that prepared
+// after the winner finished, a recorded commit whose run was terminated) is settled by the
+// periodic sweep (automation/prepared-sweep.ts), by the same ledger rules; the ledger names the database and
+// credential each step runs on for it.
 import { createHash } from 'node:crypto';
 import type { AdapterPool, ExecuteOptions, QueryResult, SessionControl } from '../adapters/types.ts';
 import type { Tx } from '../store/db.ts';
-import { claimStep, decideCommit } from '../store/step-commits.ts';
+import { claimStep, decideCommit, type StepLocation } from '../store/step-commits.ts';
 
 /** Which attempt of which workflow step a statement is (activities/query.ts). */
 export interface StepAttempt {
@@ -74,7 +79,9 @@ async function rollBackEarlier(control: SessionControl, prefix: string, attempt:
 
 /**
  * Runs `exec` (the governed execution of the statement) as attempt `key` of a workflow step.
- * Reads simply run; writes follow the protocol above.
+ * Reads simply run; writes follow the protocol above. `where` names the pool's database and
+ * credential in the ledger, so the periodic sweep (automation/prepared-sweep.ts) can settle what a dead attempt
+ * left prepared there.
  */
 export async function runStepAttempt(
   sql: Tx,
@@ -82,6 +89,7 @@ export async function runStepAttempt(
   key: StepAttempt,
   write: boolean,
   exec: (session: SessionOptions) => Promise<QueryResult>,
+  where?: StepLocation,
 ): Promise<AttemptOutcome> {
   const control = pool.sessions;
   if (!write) return { result: await exec({}), delivery: 'read' };
@@ -92,7 +100,7 @@ export async function runStepAttempt(
     await control.endTagged(prefix, END_WAIT_MS);
     return { result: await exec({ tag: own }), delivery: 'at_least_once' };
   }
-  const claim = await claimStep(sql, key);
+  const claim = await claimStep(sql, key, where);
   if (claim.committed_attempt !== null) {
     // Its worker may have died between the record and COMMIT PREPARED; false: it had committed.
     await control.finish(`${prefix}${claim.committed_attempt}`, true);
