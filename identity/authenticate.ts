@@ -8,6 +8,13 @@ import { findUserById } from '../store/users.ts';
 import type { UserPrincipal } from './principal.ts';
 import { noteUse } from './usage.ts';
 
+/**
+ * Credential rows are read through the access cache (store/access-cache.ts), which their tables
+ * notify (store/migrations/0034_credential_changes.sql); an id that matched nothing is not kept,
+ * since anyone can send those.
+ */
+const found = (row: unknown) => row !== null;
+
 /** Secret kinds: the first part of every bearer secret, so a key is never mistaken for a token. */
 export const SECRET_KINDS = { apiKey: 'cskey', personalToken: 'cspat', session: 'csses' } as const;
 
@@ -28,7 +35,7 @@ export async function authenticateApiKey(sql: Tx, presented: string): Promise<Ap
   const parsed = parseSecret(presented);
   if (!parsed || parsed.kind !== SECRET_KINDS.apiKey) return null;
   const id = `key_${parsed.ulid}`;
-  const row = await cachedAccessRead(sql, `api_key:${id}`, () => findApiKey(sql, id));
+  const row = await cachedAccessRead(sql, `api_key:${id}`, () => findApiKey(sql, id), found);
   if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
   if (row.owner_user_id === null) return null;
   const principal = await activeUser(sql, row.owner_user_id, 'api_key', row.id);
@@ -42,7 +49,7 @@ export async function authenticatePersonalToken(sql: Tx, presented: string): Pro
   const parsed = parseSecret(presented);
   if (!parsed || parsed.kind !== SECRET_KINDS.personalToken) return null;
   const id = `pat_${parsed.ulid}`;
-  const row = await cachedAccessRead(sql, `personal_token:${id}`, () => findPersonalToken(sql, id));
+  const row = await cachedAccessRead(sql, `personal_token:${id}`, () => findPersonalToken(sql, id), found);
   if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
   if (row.expires_at !== null && row.expires_at.getTime() <= Date.now()) return null;
   const principal = await activeUser(sql, row.user_id, 'token', row.id);
@@ -58,7 +65,7 @@ export async function authenticateSession(
   const parsed = parseSecret(presented);
   if (!parsed || parsed.kind !== SECRET_KINDS.session) return null;
   const id = `ses_${parsed.ulid}`;
-  const row = await cachedAccessRead(sql, `session:${id}`, () => findSession(sql, id));
+  const row = await cachedAccessRead(sql, `session:${id}`, () => findSession(sql, id), found);
   if (!row || row.revoked_at !== null || !secretMatches(presented, row.secret_hash)) return null;
   if (row.expires_at.getTime() <= Date.now()) return null;
   const principal = await activeUser(sql, row.user_id, 'session', row.id);

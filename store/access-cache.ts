@@ -59,8 +59,10 @@ export class AccessCache {
    * The cached value of `key`, else `load()`'s, kept when rule 1 allows. A miss joins a read of
    * the same key already in flight only if no change was notified since that read began: a
    * request that starts after a revocation was handled never gets what was read before it.
+   * `keep` may refuse a value (a credential id that matched nothing: anyone can send those, and
+   * kept they would push real decisions out).
    */
-  async read<T>(key: string, load: () => Promise<T>): Promise<T> {
+  async read<T>(key: string, load: () => Promise<T>, keep: (value: T) => boolean = () => true): Promise<T> {
     if (!this.#channel.trusted) return load().then(deepFreeze);
     const generation = this.#generation;
     const hit = this.#entries.get(key);
@@ -78,7 +80,7 @@ export class AccessCache {
     this.#loading.set(key, loading);
     try {
       const value = await promise;
-      if (this.#channel.trusted && this.#generation === generation) {
+      if (this.#channel.trusted && this.#generation === generation && keep(value)) {
         if (this.#entries.size >= this.#limit) this.#entries.delete(this.#entries.keys().next().value!);
         this.#entries.set(key, { value, generation });
       }
@@ -125,9 +127,14 @@ export async function startAccessCache(sql: Sql, url: string, logger: Logger): P
  * Reads an access decision through the pool's cache. Inside a transaction, or where no cache was
  * started, it simply reads: a transaction must see its own writes.
  */
-export function cachedAccessRead<T>(sql: Tx, key: string, load: () => Promise<T>): Promise<T> {
+export function cachedAccessRead<T>(
+  sql: Tx,
+  key: string,
+  load: () => Promise<T>,
+  keep?: (value: T) => boolean,
+): Promise<T> {
   const cache = caches.get(sql);
-  return cache ? cache.read(key, load) : load();
+  return cache ? cache.read(key, load, keep) : load();
 }
 
 /** Rule 3 for the pool's cache, if it has one. */

@@ -268,6 +268,23 @@ describe('AccessCache rules (store/access-cache.ts)', () => {
     });
   });
 
+  it('a value the caller does not keep is read again every time; a kept one once', async () => {
+    await withCache(async (cache) => {
+      let loads = 0;
+      const load = (value: string | null) => async () => {
+        loads++;
+        return value;
+      };
+      const found = (v: string | null) => v !== null;
+      expect(await cache.read('unknown', load(null), found)).toBeNull();
+      expect(await cache.read('unknown', load(null), found)).toBeNull();
+      expect(loads).toBe(2);
+      expect(await cache.read('known', load('row'), found)).toBe('row');
+      expect(await cache.read('known', load('other'), found)).toBe('row');
+      expect(loads).toBe(3);
+    });
+  });
+
   it('concurrent misses of one key read the store once; a read begun after a change does not join', async () => {
     await withCache(async (cache, other) => {
       let loads = 0;
