@@ -5,6 +5,7 @@
 
 import { createApiKey } from '../identity/manage.ts';
 import type { Tx } from '../store/db.ts';
+import { signIn } from '../test/helpers/service.ts';
 
 export interface Door {
   rest(): Promise<void>;
@@ -29,7 +30,11 @@ export async function doors(
     credential_id: target.credentialId,
     statement,
   });
-  const session = await signIn(apiUrl, who.email, who.password);
+  const session = await signIn(
+    { fetch: (path, init) => fetch(apiUrl + path, init) },
+    who.email,
+    who.password,
+  );
   const form = () =>
     new URLSearchParams({
       _csrf: session.csrf,
@@ -58,20 +63,4 @@ export async function doors(
       if (res.status !== 200 || !page.includes('<td')) throw new Error(`console answered ${res.status}`);
     },
   };
-}
-
-/** Password sign-in through the login form, as a browser does: the session cookie and its CSRF token. */
-async function signIn(apiUrl: string, email: string, password: string) {
-  const res = await fetch(`${apiUrl}/login`, {
-    method: 'POST',
-    body: new URLSearchParams({ email, password, next: '/' }),
-    redirect: 'manual',
-  });
-  const id = /cs_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1];
-  if (res.status !== 303 || !id) throw new Error(`sign-in answered ${res.status}`);
-  const cookie = `cs_session=${id}`;
-  const me = (await (await fetch(`${apiUrl}/api/v1/me`, { headers: { cookie } })).json()) as {
-    csrf_token: string;
-  };
-  return { cookie, csrf: me.csrf_token };
 }

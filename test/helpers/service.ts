@@ -149,7 +149,7 @@ export async function addPerson(
 
 /** Signs in through the login form like a browser and returns the session cookie and CSRF token. */
 export async function signIn(
-  svc: TestService,
+  svc: Pick<TestService, 'fetch'>,
   email: string,
   password: string,
 ): Promise<{ cookie: string; csrf: string }> {

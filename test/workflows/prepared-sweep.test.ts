@@ -278,6 +278,13 @@ async function listed(engine: Engine, c: Case): Promise<boolean> {
   return (await t.pool.sessions!.prepared(t.left[c].id)).includes(t.left[c].id);
 }
 
+/** Rolled back: no longer listed, its row as before the write, and its lock released. */
+async function expectRolledBack(engine: Engine, c: Case): Promise<void> {
+  expect(await listed(engine, c)).toBe(false);
+  expect(await note(engine, ROW[c])).toBe('before');
+  expect(await lockFree(engine, ROW[c])).toBe(true);
+}
+
 async function ledger(left: Leftover) {
   const [row] = await world.svc.deps.sql<{ claimed_attempt: number; committed_attempt: number | null }[]>`
     select claimed_attempt, committed_attempt from query_step_commits
@@ -294,9 +301,7 @@ async function settledEvents(left: Leftover) {
 describe.each(ENGINES)('the prepared-transaction sweep on %s', (engine) => {
   it('rolls back an earlier attempt’s transaction, releasing its lock', async () => {
     const t = targets[engine];
-    expect(await listed(engine, 'earlier')).toBe(false);
-    expect(await note(engine, ROW.earlier)).toBe('before');
-    expect(await lockFree(engine, ROW.earlier)).toBe(true);
+    await expectRolledBack(engine, 'earlier');
     const events = await settledEvents(t.left.earlier);
     expect(events.map((e) => e.subject)).toEqual([
       expect.objectContaining({
@@ -331,9 +336,7 @@ describe.each(ENGINES)('the prepared-transaction sweep on %s', (engine) => {
   it('keeps a row past KEEP_DAYS while its transaction is listed, and settles it', async () => {
     const t = targets[engine];
     expect(t.expiredKept).toBe(true);
-    expect(await listed(engine, 'expired')).toBe(false);
-    expect(await note(engine, ROW.expired)).toBe('before');
-    expect(await lockFree(engine, ROW.expired)).toBe(true);
+    await expectRolledBack(engine, 'expired');
   });
 
   it('purges rows past KEEP_DAYS once nothing of theirs is listed', async () => {
@@ -353,9 +356,7 @@ describe.each(ENGINES)('the prepared-transaction sweep on %s', (engine) => {
 
   it('takes the claim of an abandoned attempt, then rolls its transaction back', async () => {
     const t = targets[engine];
-    expect(await listed(engine, 'old')).toBe(false);
-    expect(await note(engine, ROW.old)).toBe('before');
-    expect(await lockFree(engine, ROW.old)).toBe(true);
+    await expectRolledBack(engine, 'old');
     expect(await ledger(t.left.old)).toEqual({ claimed_attempt: 2, committed_attempt: null });
     // The attempt, were it alive, can no longer record a commit of what was rolled back.
     expect(await decideCommit(world.svc.deps.sql, { ...t.left.old, attempt: 1 }, {})).toBe(false);
