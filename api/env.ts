@@ -15,5 +15,10 @@ export interface AppEnv {
     requestId: string;
     /** The session cookie's name for this deployment (`__Host-cs_session` under https). */
     sessionCookie: string;
+    /**
+     * Set by routes that only run, review or follow queries (api/middleware/access-settled.ts
+     * queryOnly): their answers need not wait for the access caches.
+     */
+    accessUnchanged?: boolean;
   };
 }

@@ -10,6 +10,7 @@ import { Hono } from 'hono';
 import type { Deps } from '../../core/deps.ts';
 import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import type { AppEnv } from '../env.ts';
+import { queryOnly } from '../middleware/access-settled.ts';
 import { API_BODY_BYTES } from '../middleware/body-limit.ts';
 import { authenticateMcp } from './auth.ts';
 import { createMcpServer } from './server.ts';
@@ -41,7 +42,8 @@ export function mcpRoutes(deps: Deps): Hono<AppEnv> {
     onerror: (err) => deps.logger.debug({ err: { name: err.name, message: err.message } }, 'mcp refused'),
   });
 
-  app.all('/mcp', async (c) => {
+  // MCP tools run and follow queries; none changes access (api/middleware/access-settled.ts).
+  app.all('/mcp', queryOnly(), async (c) => {
     // MCP transports 2025-11-25 §Security Warning (and 2026-07-28 likewise): servers MUST validate
     // Origin against DNS rebinding; an invalid Origin gets 403. Server-side clients send none;
     // browsers on our own origin may.

@@ -13,7 +13,7 @@ import type { AppEnv } from '../env.ts';
 export function accessSettled(deps: Pick<Deps, 'sql' | 'logger'>): MiddlewareHandler<AppEnv> {
   return async function settleAccessChanges(c, next) {
     await next();
-    if (!mayChangeAccess(c.req.method, c.req.path, c.res.status)) return;
+    if (!mayChangeAccess(c.req.method, c.res.status, c.get('accessUnchanged') === true)) return;
     // The store could not be reached (answered 503, api/app.ts): a barrier through the same
     // unreachable store would only hold the answer for its whole timeout.
     if (c.error && isStoreUnavailable(c.error)) return;
@@ -31,16 +31,21 @@ export function accessSettled(deps: Pick<Deps, 'sql' | 'logger'>): MiddlewareHan
 }
 
 /**
- * Routes that only run, review or follow queries: MCP tools, the query requests API, the
- * console's run and the review page's actions. None changes a person, a grant, a role, a
- * credential, a key or a policy, so their answers need not wait for the caches.
+ * Marks a route that only runs, reviews or follows queries (MCP tools, the query requests API, the
+ * console's run, the review page's actions): none changes a person, a grant, a role, a
+ * credential, a key or a policy, so its answer need not wait for the caches. A route without the
+ * mark waits: forgetting it costs a round trip, never a stale decision.
  */
-const QUERY_ONLY =
-  /^(?:\/mcp|\/console|\/api\/v1\/desk\/query-requests(?:\/[^/]+(?:\/[a-z]+)?)?|\/reviews\/[^/]+\/[a-z]+)$/;
+export function queryOnly(): MiddlewareHandler<{ Variables: { accessUnchanged?: boolean } }> {
+  return async function markQueryOnly(c, next) {
+    c.set('accessUnchanged', true);
+    await next();
+  };
+}
 
-export function mayChangeAccess(method: string, path: string, status: number): boolean {
+export function mayChangeAccess(method: string, status: number, unchanged: boolean): boolean {
   // A refusal changed nothing (bad input, no credentials, not allowed, not found, too many tries).
   if (status >= 400 && status < 500) return false;
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
-  return !QUERY_ONLY.test(path);
+  return !unchanged;
 }

@@ -18,6 +18,7 @@ import {
 } from '../../governance/requests.ts';
 import { restCaller } from '../caller.ts';
 import type { AppEnv } from '../env.ts';
+import { queryOnly } from '../middleware/access-settled.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { doc } from '../openapi.ts';
 import { jsonBody, parseWith } from '../validate.ts';
@@ -78,6 +79,8 @@ const List = v.object({
 export function queryRequestRoutes(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', authenticate(deps.sql, ['api_key', 'token', 'session']));
+  // Submitting, reviewing, running or undoing a query changes no access (api/middleware/access-settled.ts).
+  app.use('*', queryOnly());
   // The process's own governance deps: one notifier for every origin (cli/boot.ts).
   const gov: GovernanceDeps = deps;
   // The acting user (x-act-as-user) is resolved once per request by authenticate().

@@ -185,6 +185,74 @@ describe('credentials read through the cache are refused on the very next reques
   });
 });
 
+describe('which answers wait for the caches (api/middleware/access-settled.ts)', () => {
+  it('query-only routes answer without a barrier; a grant change waits for one', async () => {
+    const other = outside();
+    const barriers: string[] = [];
+    const listening = await other.listen(CHANNEL, (payload) => {
+      if (payload.startsWith('barrier:')) barriers.push(payload);
+    });
+    /** How many barriers `act` caused, once its answer arrived and the channel caught up. */
+    const barriersOf = async (act: () => Promise<number>, status: number) => {
+      const before = barriers.length;
+      expect(await act()).toBe(status);
+      // A notification of our own after the act arrives after any barrier the act sent.
+      const marker = `probe-${Math.random()}`;
+      const seen = new Promise<void>((resolve) => {
+        void other.listen(CHANNEL, (p) => p === marker && resolve());
+      });
+      await other`select pg_notify(${CHANNEL}, ${marker})`;
+      await seen;
+      return barriers.length - before;
+    };
+    try {
+      await admin('POST', `/api/v1/desk/databases/${restricted.id}/grants`, { user_id: memberId });
+      const statement = `select count(*)::int as n from ${TABLE}`;
+      const session = await signIn(svc, member.email, member.password);
+      expect(
+        await barriersOf(
+          async () =>
+            (
+              await admin('POST', '/api/v1/desk/query-requests', {
+                database_id: restricted.id,
+                statement,
+              })
+            ).status,
+          200,
+        ),
+      ).toBe(0);
+      expect(await barriersOf(async () => ((await count()).isError ? 500 : 200), 200)).toBe(0);
+      expect(
+        await barriersOf(
+          async () =>
+            (
+              await svc.fetch('/console', {
+                method: 'POST',
+                headers: { cookie: session.cookie },
+                body: new URLSearchParams({
+                  _csrf: session.csrf,
+                  credential: `${restricted.id}/${restricted.credentialId}`,
+                  statement,
+                }),
+              })
+            ).status,
+          200,
+        ),
+      ).toBe(0);
+      expect(
+        await barriersOf(
+          async () =>
+            (await admin('DELETE', `/api/v1/desk/databases/${restricted.id}/grants/${memberId}`)).status,
+          200,
+        ),
+      ).toBeGreaterThanOrEqual(1);
+    } finally {
+      await listening.unlisten();
+      await other.end();
+    }
+  });
+});
+
 describe('the triggers behind the cache (store/migrations/0021_access_changes.sql)', () => {
   it('every table a cached read joins notifies its changes', async () => {
     // The tables of store/oauth.ts findGrantCaller, store/grants.ts findAccessTarget and the

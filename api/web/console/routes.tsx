@@ -12,6 +12,7 @@ import {
   savedQuery,
   saveQuery,
 } from '../../../workspace/saved-queries.ts';
+import { queryOnly } from '../../middleware/access-settled.ts';
 import { attempt, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { ConsolePage } from './view.tsx';
 
@@ -44,7 +45,8 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
     return consolePage(c, target, statement, null);
   });
 
-  app.post('/console', async (c) => {
+  // Running a query changes no access (api/middleware/access-settled.ts).
+  app.post('/console', queryOnly(), async (c) => {
     const form = c.get('form');
     const target = form.credential ?? '';
     const [databaseId = '', credentialId = ''] = target.split('/');

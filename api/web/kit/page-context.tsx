@@ -23,6 +23,11 @@ export interface PageEnv {
     sessionCookie: string;
     /** Drawn above the page's own content when set (the first-run checklist on the landing page). */
     banner?: Child;
+    /**
+     * Set by routes that only run, review or follow queries (api/middleware/access-settled.ts
+     * queryOnly): their answers need not wait for the access caches.
+     */
+    accessUnchanged?: boolean;
   };
 }
 export type PageContext = Context<PageEnv>;

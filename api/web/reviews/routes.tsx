@@ -15,6 +15,7 @@ import {
 } from '../../../governance/requests.ts';
 import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
+import { queryOnly } from '../../middleware/access-settled.ts';
 import { ResultTable } from '../kit/components.tsx';
 import { attempt, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
 import { RequestPage, ReviewsPage } from './view.tsx';
@@ -22,6 +23,8 @@ import { RequestPage, ReviewsPage } from './view.tsx';
 export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
   const gov: GovernanceDeps = deps;
   const app = new Hono<PageEnv>();
+  // A review, an edit, an undo, a cancel or a run changes no access (api/middleware/access-settled.ts).
+  app.use('/reviews/:id/*', queryOnly());
 
   app.get('/reviews', async (c) => {
     const p = c.get('principal');
