@@ -1,5 +1,4 @@
 import { Hono } from 'hono';
-import { secureHeaders } from 'hono/secure-headers';
 import type { Deps } from '../core/deps.ts';
 import { isStoreUnavailable } from '../core/store-outage.ts';
 import { tracingActive } from '../core/tracing.ts';
@@ -11,6 +10,7 @@ import { sessionCookieName } from './middleware/auth.ts';
 import { bodyLimits } from './middleware/body-limit.ts';
 import { strictCsp } from './middleware/csp.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { safetyHeaders } from './middleware/secure-headers.ts';
 import { httpTracing } from './middleware/tracing.ts';
 import { oauthRoutes } from './oauth/index.ts';
 import { mountOpenApi } from './openapi.ts';
@@ -50,10 +50,7 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   // Outermost, so the request's log line and everything it does run inside its span.
   if (tracingActive()) app.use('*', httpTracing());
   app.use('*', requestLog(deps.logger));
-  // Pages must not be framed (clickjacking on consent and review buttons). `same-origin` sends no
-  // referrer to other sites, yet lets the browser send our own Origin on our forms, which the
-  // sign-in form's CSRF check reads (`no-referrer` would make every form's Origin "null").
-  app.use('*', secureHeaders({ xFrameOptions: 'DENY', referrerPolicy: 'same-origin' }));
+  app.use('*', safetyHeaders());
   app.use('*', strictCsp());
   const sessionCookie = sessionCookieName(deps.config.baseUrl);
   app.use('*', async function sessionCookieOfDeployment(c, next) {

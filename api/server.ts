@@ -6,6 +6,7 @@ import { advertisedUrl } from '../tunnels/advertise.ts';
 import { attachAgentEndpoint } from './agents/connect.ts';
 import { createApp } from './app.ts';
 import { trackRequests } from './drain.ts';
+import { type Fetch, mcpDoor } from './mcp/door.ts';
 
 export interface RunningApi {
   url: string;
@@ -24,10 +25,12 @@ export async function startApi(deps: Deps): Promise<RunningApi> {
   let requests: ReturnType<typeof trackRequests> | undefined;
   // A draining replica fails its readiness probe before anything else changes, so balancers
   // take it out of rotation while it still answers everything sent to it meanwhile.
-  const fetch: typeof app.fetch = (req, ...rest) =>
+  // Plain MCP tool calls are answered in front of the router (api/mcp/door.ts).
+  const routed = mcpDoor(deps, app.fetch);
+  const fetch: Fetch = (req, env) =>
     requests?.draining && new URL(req.url).pathname === '/readyz'
       ? Response.json({ status: 'draining', checks: { process: 'shutting down' } }, { status: 503 })
-      : app.fetch(req, ...rest);
+      : routed(req, env);
   return new Promise((resolve, reject) => {
     let closeTunnels = () => {};
     // Known once the listener is bound (PORT=0 picks the port); no agent can connect before.

@@ -25,7 +25,7 @@ export const governedQueries = new Counter({
 
 export const mcpToolCalls = new Counter({
   name: 'countersign_mcp_tool_calls_total',
-  help: 'MCP tools/call requests of a known tool by route: direct (a plain 2025-11-25 call, api/mcp/tool-call.ts) or sdk (through the SDK transport)',
+  help: 'MCP tools/call requests of a known tool by route: door (a plain 2025-11-25 call answered in front of the router, api/mcp/door.ts), direct (such a call through the router, api/mcp/tool-call.ts) or sdk (through the SDK transport)',
   labelNames: ['route'] as const,
   registers: [processRegistry],
 });

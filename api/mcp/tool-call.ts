@@ -70,8 +70,10 @@ export async function answerToolCall(
   deps: Deps,
   caller: OAuthCaller,
   call: PlainToolCall,
+  headers: Record<string, string> = {},
+  route: 'direct' | 'door' = 'direct',
 ): Promise<Response> {
-  mcpToolCalls.inc({ route: 'direct' });
+  mcpToolCalls.inc({ route });
   let result: CallToolResult;
   try {
     result = await callTool(toolContext(deps, caller), toolNamed(call.name)!, call.args);
@@ -82,9 +84,12 @@ export async function answerToolCall(
       { err: { name: (err as Error).name, message: (err as Error).message }, tool: call.name },
       'mcp tool call failed',
     );
-    return Response.json({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
+    return answerJson(
+      { jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } },
+      headers,
+    );
   }
-  return answerBody(result, call.id);
+  return answerBody(result, call.id, headers);
 }
 
 /**
@@ -92,11 +97,22 @@ export async function answerToolCall(
  * bytes. A result whose text is its structuredContent as JSON (api/mcp/server.ts callTool) is
  * written from that text: the rows are encoded once, not again for structuredContent.
  */
-export function answerBody(result: CallToolResult, id: string | number): Response {
+export function answerBody(
+  result: CallToolResult,
+  id: string | number,
+  headers: Record<string, string> = {},
+): Response {
   const text = structuredText(result);
-  if (text === null) return Response.json({ result, jsonrpc: '2.0', id });
+  if (text === null) return answerJson({ result, jsonrpc: '2.0', id }, headers);
   return new Response(
     `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`,
-    { headers: { 'content-type': 'application/json' } },
+    { headers: { 'content-type': 'application/json', ...headers } },
   );
+}
+
+/** Headers as a plain object: @hono/node-server writes those without building a Headers. */
+function answerJson(message: unknown, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(message), {
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }

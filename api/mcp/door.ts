@@ -1,0 +1,85 @@
+// POST /mcp's hot request answered in front of the router. A plain 2025-11-25 tools/call
+// (api/mcp/tool-call.ts) is what an MCP client sends over and over once connected; through the
+// router it also paid for the app's middleware chain — a promise per layer, a dozen headers set
+// one by one on a Headers object and read back out of it — which the serve profile put at
+// about a sixth of the server's CPU per call. Here the call is checked and answered with the
+// very functions the /mcp route uses (authenticateMcp, plainToolCall, answerToolCall), with the
+// route's log line and metric (noteRequest) and the router's response headers (SAFETY_HEADERS),
+// as one plain object.
+//
+// The door only takes a request the route would take the same way: no Origin to check, a JSON
+// body of declared length under the limit, a bearer token, tracing off (spans are the router's).
+// Anything else goes on to the app untouched; once the body has been read (it was not such a
+// call after all, or its token was refused, or the store failed), it goes on as a copy with the
+// same bytes, and the route answers it — refusals, challenges and errors stay the route's own.
+import { isJsonContentType } from '@modelcontextprotocol/server';
+import type { Deps } from '../../core/deps.ts';
+import { tracingActive } from '../../core/tracing.ts';
+import { API_BODY_BYTES } from '../middleware/body-limit.ts';
+import { noteRequest, requestIdOf } from '../middleware/request-log.ts';
+import { SAFETY_HEADERS } from '../middleware/secure-headers.ts';
+import { authenticateMcp } from './auth.ts';
+import { answerToolCall, plainToolCall } from './tool-call.ts';
+
+/** What a server hands each request to: the app's fetch, with the adapter's bindings. */
+export type Fetch = (req: Request, env?: unknown) => Response | Promise<Response>;
+
+/** `next`, with plain MCP tool calls answered before they reach it. */
+export function mcpDoor(deps: Deps, next: Fetch): Fetch {
+  return (req, env) => (takes(req) ? answer(deps, req, env, next) : next(req, env));
+}
+
+function takes(req: Request): boolean {
+  if (req.method !== 'POST' || !isMcpUrl(req.url) || tracingActive()) return false;
+  const h = req.headers;
+  const length = h.get('content-length');
+  return (
+    h.get('origin') === null &&
+    length !== null &&
+    Number(length) <= API_BODY_BYTES &&
+    h.get('authorization') !== null &&
+    isJsonContentType(h.get('content-type'))
+  );
+}
+
+/** The path exactly `/mcp`, no query: what the route matches, without parsing the URL. */
+function isMcpUrl(url: string): boolean {
+  const path = url.indexOf('/', url.indexOf('//') + 2);
+  return path !== -1 && url.length - path === 4 && url.endsWith('/mcp');
+}
+
+const decoder = new TextDecoder();
+
+async function answer(deps: Deps, req: Request, env: unknown, next: Fetch): Promise<Response> {
+  const started = performance.now();
+  const bytes = new Uint8Array(await req.arrayBuffer());
+  const onward = () =>
+    next(new Request(req.url, { method: req.method, headers: req.headers, body: bytes }), env);
+  let body: unknown;
+  try {
+    body = JSON.parse(decoder.decode(bytes));
+  } catch {
+    return onward();
+  }
+  const call = plainToolCall(req, body);
+  if (!call) return onward();
+  let caller: Awaited<ReturnType<typeof authenticateMcp>>;
+  try {
+    caller = await authenticateMcp(deps, req.headers.get('authorization') ?? undefined);
+  } catch {
+    return onward();
+  }
+  if ('challenge' in caller) return onward();
+  const requestId = requestIdOf(req.headers.get('x-request-id'));
+  const headers = { ...SAFETY_HEADERS, 'x-request-id': requestId };
+  const res = await answerToolCall(deps, caller, call, headers, 'door');
+  noteRequest(deps.logger, {
+    requestId,
+    method: 'POST',
+    route: '/mcp',
+    status: res.status,
+    started,
+    principal: caller.principal,
+  });
+  return res;
+}
