@@ -23,7 +23,7 @@ import { createTestStore } from '../test/harness/store.ts';
 import { AgentHub } from '../tunnels/hub.ts';
 import { createAgentAwarePools, routedAdapterFor } from '../tunnels/pools.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
-import { BENCH_ACTOR } from './world.ts';
+import { BENCH_ACTOR } from './support/world.ts';
 
 const SAMPLES = 1000;
 const WARMUP = 100;

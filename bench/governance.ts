@@ -30,7 +30,7 @@ import { insertOrganization } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
-import { BENCH_ACTOR } from './world.ts';
+import { BENCH_ACTOR } from './support/world.ts';
 
 const SAMPLES = 1500;
 const WARMUP = 100;

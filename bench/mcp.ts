@@ -39,9 +39,9 @@ import { insertOrganization } from '../store/users.ts';
 import { freePorts } from '../test/harness/process.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
-import { doors } from './doors.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
-import { BENCH_ACTOR } from './world.ts';
+import { doors } from './support/doors.ts';
+import { BENCH_ACTOR } from './support/world.ts';
 
 const BENCH_PASSWORD = 'bench-password-of-the-mcp-bench';
 const SAMPLES = Number(process.env.BENCH_MCP_SAMPLES ?? 1000);

@@ -17,7 +17,7 @@ import { createUser } from '../identity/manage.ts';
 import { principalCaller } from '../identity/principal.ts';
 import { pinnedTo, startWorker, TRACING_WORKFLOW_MODULE, WORKFLOWS_PATH } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
-import { BENCH_ACTOR, benchOrg, startBenchService } from './world.ts';
+import { BENCH_ACTOR, benchOrg, startBenchService } from './support/world.ts';
 
 const SAMPLES = 60;
 const WARMUP = 5;

@@ -21,7 +21,7 @@ import { newId } from '../store/ids.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, percentile } from './report.ts';
-import { BENCH_ACTOR, benchOrg } from './world.ts';
+import { BENCH_ACTOR, benchOrg } from './support/world.ts';
 
 const SAMPLES = 5;
 const TARGET_S = 10;

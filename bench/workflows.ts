@@ -20,7 +20,7 @@ import { freePorts } from '../test/harness/process.ts';
 import { startTemporal } from '../test/harness/temporal.ts';
 import { startWorker } from '../worker/worker.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
-import { BENCH_ACTOR, benchOrg, startBenchService } from './world.ts';
+import { BENCH_ACTOR, benchOrg, startBenchService } from './support/world.ts';
 
 const SAMPLES = 60;
 const WARMUP = 10;

@@ -3,20 +3,20 @@
 // registered as a database, and the principal its runs start as (an automation's key: its
 // service-account owner).
 import * as v from 'valibot';
-import { buildDeps } from '../cli/boot.ts';
-import { type Config, loadConfig } from '../config/env.ts';
-import type { Deps } from '../core/deps.ts';
-import type { QueryActor } from '../governance/types.ts';
-import type { UserPrincipal } from '../identity/principal.ts';
-import { CreateDatabase } from '../registry/database-input.ts';
-import { createDatabase } from '../registry/databases.ts';
-import { generateKey } from '../store/crypto.ts';
-import { newId } from '../store/ids.ts';
-import { insertOrganization, insertServiceAccount } from '../store/users.ts';
-import type { SqlServer } from '../test/harness/servers.ts';
-import { type StartedServers, startServers } from '../test/harness/start.ts';
-import { createTestStore } from '../test/harness/store.ts';
-import { startReceiver } from '../test/peers/receiver.ts';
+import { buildDeps } from '../../cli/boot.ts';
+import { type Config, loadConfig } from '../../config/env.ts';
+import type { Deps } from '../../core/deps.ts';
+import type { QueryActor } from '../../governance/types.ts';
+import type { UserPrincipal } from '../../identity/principal.ts';
+import { CreateDatabase } from '../../registry/database-input.ts';
+import { createDatabase } from '../../registry/databases.ts';
+import { generateKey } from '../../store/crypto.ts';
+import { newId } from '../../store/ids.ts';
+import { insertOrganization, insertServiceAccount } from '../../store/users.ts';
+import type { SqlServer } from '../../test/harness/servers.ts';
+import { type StartedServers, startServers } from '../../test/harness/start.ts';
+import { createTestStore } from '../../test/harness/store.ts';
+import { startReceiver } from '../../test/peers/receiver.ts';
 
 export interface BenchService {
   servers: StartedServers['servers'];

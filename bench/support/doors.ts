@@ -3,9 +3,9 @@
 // page's form post, answered with the whole page and its result table), each against the compiled
 // `serve` the MCP figures use. Both go through the one governed pipeline MCP does.
 
-import { createApiKey } from '../identity/manage.ts';
-import type { Tx } from '../store/db.ts';
-import { signIn } from '../test/helpers/service.ts';
+import { createApiKey } from '../../identity/manage.ts';
+import type { Tx } from '../../store/db.ts';
+import { signIn } from '../../test/helpers/sign-in.ts';
 
 export interface Door {
   rest(): Promise<void>;
