@@ -9,9 +9,9 @@
 //
 // The door only takes a request the route would take the same way: no Origin to check, a JSON
 // body of declared length under the limit, a bearer token, tracing off (spans are the router's).
-// Anything else goes on to the app untouched; once the body has been read (it was not such a
-// call after all, or its token was refused, or the store failed), it goes on as a copy with the
-// same bytes, and the route answers it — refusals, challenges and errors stay the route's own.
+// Anything else goes on to the app: untouched while its body is unread (its token refused, the
+// store failing), as a copy with the same bytes after (it was not such a call after all), and the
+// route answers it — refusals, challenges and errors stay the route's own.
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import type { Deps } from '../../core/deps.ts';
 import { tracingActive } from '../../core/tracing.ts';
@@ -52,7 +52,37 @@ const decoder = new TextDecoder();
 
 async function answer(deps: Deps, req: Request, env: unknown, next: Fetch): Promise<Response> {
   const started = performance.now();
-  const bytes = new Uint8Array(await req.arrayBuffer());
+  // The token first, as the route checks it before it reads a body: a refused or anonymous
+  // request costs no buffering here. A refusal, or a store failure, goes on unread: the route
+  // answers its challenge, or tries once more and maps the failure (app.onError in api/app.ts).
+  let caller: Awaited<ReturnType<typeof authenticateMcp>>;
+  try {
+    caller = await authenticateMcp(deps, req.headers.get('authorization') ?? undefined);
+  } catch {
+    return next(req, env);
+  }
+  if ('challenge' in caller) return next(req, env);
+  const requestId = requestIdOf(req.headers.get('x-request-id'));
+  const headers = { ...SAFETY_HEADERS, 'x-request-id': requestId };
+  const principal = caller.principal;
+  const done = (res: Response) => {
+    noteRequest(deps.logger, {
+      requestId,
+      method: 'POST',
+      route: '/mcp',
+      status: res.status,
+      started,
+      principal,
+    });
+    return res;
+  };
+  let bytes: Uint8Array<ArrayBuffer>;
+  try {
+    bytes = new Uint8Array(await req.arrayBuffer());
+  } catch {
+    // The client went away mid-body (Node's parser delivers exactly Content-Length bytes or fails).
+    return done(new Response(null, { status: 400, headers }));
+  }
   const onward = () =>
     next(new Request(req.url, { method: req.method, headers: req.headers, body: bytes }), env);
   let body: unknown;
@@ -63,23 +93,5 @@ async function answer(deps: Deps, req: Request, env: unknown, next: Fetch): Prom
   }
   const call = plainToolCall(req, body);
   if (!call) return onward();
-  let caller: Awaited<ReturnType<typeof authenticateMcp>>;
-  try {
-    caller = await authenticateMcp(deps, req.headers.get('authorization') ?? undefined);
-  } catch {
-    return onward();
-  }
-  if ('challenge' in caller) return onward();
-  const requestId = requestIdOf(req.headers.get('x-request-id'));
-  const headers = { ...SAFETY_HEADERS, 'x-request-id': requestId };
-  const res = await answerToolCall(deps, caller, call, headers, 'door');
-  noteRequest(deps.logger, {
-    requestId,
-    method: 'POST',
-    route: '/mcp',
-    status: res.status,
-    started,
-    principal: caller.principal,
-  });
-  return res;
+  return done(await answerToolCall(deps, caller, call, headers, 'door'));
 }

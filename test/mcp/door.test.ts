@@ -1,6 +1,7 @@
 // The MCP door (api/mcp/door.ts): plain tools/calls answered in front of the router, with the
 // router's headers, log line and audit entry; everything else handed to the router unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.ts';
 import { mcpDoor } from '../../api/mcp/door.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { connect } from '../oauth/flow.ts';
@@ -43,15 +44,20 @@ function doorWithRecorder() {
     reached.push(req);
     return new Response('router', { status: 299 });
   });
-  const send = (body: string, headers: Record<string, string> = headersFor(), path = '/mcp') =>
+  const send = (
+    body: string,
+    headers: Record<string, string> = headersFor(),
+    path = '/mcp',
+    length: string | null = String(Buffer.byteLength(body)),
+  ) =>
     door(
       new Request(`${svc.url}${path}`, {
         method: 'POST',
-        headers: { 'content-length': String(Buffer.byteLength(body)), ...headers },
+        headers: { ...(length === null ? {} : { 'content-length': length }), ...headers },
         body,
       }),
     );
-  return { reached, send };
+  return { reached, send, door };
 }
 
 /** Plain tool calls answered so far, by the door and by the route, as /metrics counts them. */
@@ -122,8 +128,8 @@ describe('the door answers plain tool calls', () => {
 });
 
 describe('everything else goes to the router', () => {
-  it('untouched when the headers already say so: an Origin, no length, another path or method', async () => {
-    const { reached, send } = doorWithRecorder();
+  it('untouched when the headers already say so: an Origin, no length, a length over the limit, another path or method', async () => {
+    const { reached, send, door } = doorWithRecorder();
     const withOrigin = await send(call(1), headersFor({ origin: 'https://elsewhere.example' }));
     expect(withOrigin.status).toBe(299);
     await send(call(1), headersFor(), '/mcp?x=1');
@@ -131,27 +137,36 @@ describe('everything else goes to the router', () => {
     await send(call(1), { ...headersFor(), 'content-type': 'text/plain' });
     const { authorization: _, ...anonymous } = headersFor();
     await send(call(1), anonymous);
-    expect(reached).toHaveLength(5);
+    // A chunked body (no declared length) is the route's to count; so is a length over 1 MiB.
+    await send(call(1), headersFor(), '/mcp', null);
+    await send(call(1), headersFor(), '/mcp', String(1024 * 1024 + 1));
+    await door(new Request(`${svc.url}/mcp`, { method: 'GET', headers: headersFor() }));
+    expect(reached).toHaveLength(8);
     // Nothing was read: the router reads the very request.
     for (const req of reached) expect(req.bodyUsed).toBe(false);
   });
 
-  it('as a copy with the same bytes once the body was read: a refused token, a non-call, bad JSON', async () => {
+  it('untouched when the token is refused: nothing of the body read or parsed', async () => {
+    const { reached, send } = doorWithRecorder();
+    const res = await send(call(2), headersFor({ authorization: 'Bearer not-a-token' }));
+    expect(res.status).toBe(299);
+    expect(reached).toHaveLength(1);
+    expect(reached[0]!.bodyUsed).toBe(false);
+  });
+
+  it('as a copy with the same bytes once the body was read: a non-call, bad JSON', async () => {
     const { reached, send } = doorWithRecorder();
     const bodies = [
-      call(2),
       JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
       '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "run_query",',
     ];
-    await send(bodies[0]!, headersFor({ authorization: 'Bearer not-a-token' }));
-    await send(bodies[1]!);
-    await send(bodies[2]!);
-    expect(reached).toHaveLength(3);
+    for (const body of bodies) await send(body);
+    expect(reached).toHaveLength(2);
     expect(await Promise.all(reached.map((r) => r.text()))).toEqual(bodies);
-    expect(reached[0]!.headers.get('authorization')).toBe('Bearer not-a-token');
+    expect(reached[0]!.headers.get('authorization')).toBe(`Bearer ${token}`);
   });
 
-  it("so refusals over HTTP are the route's own: the bearer challenge, the parse error", async () => {
+  it("so refusals over HTTP are the route's own: the bearer challenge, the parse error, the size limit", async () => {
     const refused = await svc.fetch('/mcp', {
       method: 'POST',
       headers: headersFor({ authorization: 'Bearer not-a-token' }),
@@ -162,5 +177,30 @@ describe('everything else goes to the router', () => {
     const bad = await svc.fetch('/mcp', { method: 'POST', headers: headersFor(), body: '{"jsonrpc":' });
     expect(bad.status).toBe(400);
     expect((await bad.json()).error.code).toBe(-32700);
+    const large = await svc.fetch('/mcp', {
+      method: 'POST',
+      headers: headersFor(),
+      body: call(6, `select '${'x'.repeat(1024 * 1024)}'`),
+    });
+    expect(large.status).toBe(413);
+    expect(large.headers.get('connection')).toBe('close');
+  });
+
+  it("is reviewed whenever the app's middleware changes: the door skips every layer listed here", () => {
+    // Each of these was weighed for the door's calls (api/mcp/door.ts): it logs as requestLog does,
+    // sends the headers of safetyHeaders and strictCsp, checks the limit bodyLimits leaves to
+    // /mcp, and, like the route, is query-only for the access barrier; the session cookie's name
+    // is not read by MCP. A new layer fails this until the door is checked against it.
+    const layers = createApp(svc.deps)
+      .routes.filter((r) => r.path === '/*' && r.method === 'ALL')
+      .map((r) => r.handler.name);
+    expect(layers).toEqual([
+      'logRequest',
+      'secureHeaders',
+      'contentSecurityPolicyHeader',
+      'sessionCookieOfDeployment',
+      'limitBody',
+      'settleAccessChanges',
+    ]);
   });
 });
