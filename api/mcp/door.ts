@@ -1,11 +1,11 @@
 // POST /mcp's hot request answered in front of the router. A plain 2025-11-25 tools/call
 // (api/mcp/tool-call.ts) is what an MCP client sends over and over once connected; through the
 // router it also paid for the app's middleware chain — a promise per layer, a dozen headers set
-// one by one on a Headers object and read back out of it: about a tenth of the server's CPU per
-// call, measured against the same build without the door. Here the call is checked and answered
-// with the very functions the /mcp route uses (authenticateMcp, plainToolCall, answerToolCall),
-// with the route's log line and metric (noteRequest) and the router's response headers
-// (SAFETY_HEADERS), as one plain object.
+// one by one on a Headers object and read back out of it — which costs about a tenth of the
+// server's CPU per call (paired rounds with and without the door). Here the call is checked and
+// answered with the very functions the /mcp route uses (authenticateMcp, plainToolCall,
+// answerToolCall), with the route's log line and metric (noteRequest) and the router's response
+// headers (SAFETY_HEADERS), as one plain object.
 //
 // The door only takes a request the route would take the same way: no Origin to check, a JSON
 // body of declared length under the limit, a bearer token, tracing off (spans are the router's).
