@@ -38,9 +38,12 @@ export function connectionConfigFor(
   };
 }
 
-/** Pools are versioned by the rows they were built from: any change to either makes a new one. */
+/**
+ * Pools are versioned by the rows they were built from: any change to either makes a new one.
+ * Asked twice by every governed query, so numbers rather than two ISO strings.
+ */
 export function poolVersion(db: DatabaseRow, cred: CredentialRow): string {
-  return `${db.updated_at.toISOString()}|${cred.updated_at.toISOString()}`;
+  return `${db.updated_at.getTime()}|${cred.updated_at.getTime()}`;
 }
 
 /**

@@ -30,15 +30,26 @@ export interface SavedQueryRow {
 /** How many statements a person's history keeps. */
 export const HISTORY_KEPT = 100;
 
+/**
+ * Adds a line to the person's history and forgets what falls past HISTORY_KEPT, in one statement:
+ * the console waits for it before it shows the page. The insert and the delete see the same
+ * snapshot, which does not hold the new line, so the delete keeps HISTORY_KEPT - 1 older lines;
+ * it finds the first line to drop through the (user_id, ran_at) index rather than comparing every
+ * line of the person's history with the ones kept.
+ */
 export async function insertHistory(sql: Tx, h: Omit<HistoryRow, 'ran_at'>): Promise<void> {
   await sql`
-    insert into query_history
-      (id, org_id, user_id, database_id, credential_id, statement, outcome, rows_count, duration_ms)
-    values (${h.id}, ${h.org_id}, ${h.user_id}, ${h.database_id}, ${h.credential_id}, ${h.statement},
-      ${h.outcome}, ${h.rows_count}, ${h.duration_ms})`;
-  await sql`
-    delete from query_history where user_id = ${h.user_id} and id not in (
-      select id from query_history where user_id = ${h.user_id} order by ran_at desc, id desc limit ${HISTORY_KEPT})`;
+    with added as (
+      insert into query_history
+        (id, org_id, user_id, database_id, credential_id, statement, outcome, rows_count, duration_ms)
+      values (${h.id}, ${h.org_id}, ${h.user_id}, ${h.database_id}, ${h.credential_id}, ${h.statement},
+        ${h.outcome}, ${h.rows_count}, ${h.duration_ms})
+    )
+    delete from query_history
+    where user_id = ${h.user_id}
+      and (ran_at, id) <= (
+        select ran_at, id from query_history where user_id = ${h.user_id}
+        order by ran_at desc, id desc offset ${HISTORY_KEPT - 1} limit 1)`;
 }
 
 /** The person's history, newest first; `search` matches the statement case-insensitively. */

@@ -4,7 +4,9 @@
 // the callers whose entries were not written.
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuditAttempt, recordAttempt, verifyAuditChain } from '../../audit/events.ts';
+import { bodyText } from '../../audit/chain.ts';
+import { type AuditAttempt, bodyOf, recordAttempt, verifyAuditChain } from '../../audit/events.ts';
+import { AUDIT_BODY_COLUMNS, type AuditInsert } from '../../store/audit.ts';
 import { appendGrouped, appendNow, isPool } from '../../store/audit-writer.ts';
 import { auditLaneOf, openStore, type Sql } from '../../store/db.ts';
 import { newId } from '../../store/ids.ts';
@@ -255,6 +257,67 @@ describe('audit group commit', () => {
     expect(await a`select 1 from audit_log where id = 'aud_foreign_head'`).toHaveLength(0);
     expect((await recordAttempt(b, attempt(x, 1))).seq).toBe(2n);
     expect(await verifyAuditChain(a, x)).toMatchObject({ entries: 2, ok: true });
+  });
+
+  it('refuses a value outside each closed vocabulary on every append path, and writes nothing', async () => {
+    // A whole entry, as the verifier rebuilds it from the stored columns.
+    const entry = (org: string, id: string, change: Partial<Record<keyof AuditInsert, unknown>> = {}) => ({
+      id,
+      body: bodyText(
+        bodyOf({
+          ...(Object.fromEntries(AUDIT_BODY_COLUMNS.map((k) => [k, null])) as unknown as AuditInsert),
+          id,
+          org_id: org,
+          occurred_at: new Date(),
+          actor_kind: 'api_key',
+          actor_api_key_id: 'key_vocabulary',
+          origin: 'ai',
+          statement: 'select 1',
+          params: [],
+          classification: 'read',
+          outcome: 'allowed',
+          approved_by: [],
+          bypassed: false,
+          event: 'query',
+          subject: null,
+          ...(change as Partial<AuditInsert>),
+        }),
+      ),
+    });
+    const bogus = [
+      { actor_kind: 'robot' },
+      { origin: 'email' },
+      { classification: 'ddl' },
+      { outcome: 'maybe' },
+    ];
+    for (const [i, change] of bogus.entries()) {
+      const org = await newOrg();
+      // The same body with its values kept is written: what is refused below is the one value.
+      await appendNow(a, org, [entry(org, `aud_vocabulary_${i}_ok`)]);
+      await expect(
+        appendNow(a, org, [entry(org, `aud_vocabulary_${i}_alone`, change)]),
+      ).rejects.toMatchObject({
+        code: '23514',
+      });
+      const pair = [entry(org, `aud_vocabulary_${i}_first`), entry(org, `aud_vocabulary_${i}_batch`, change)];
+      await expect(appendNow(a, org, pair)).rejects.toMatchObject({ code: '23514' });
+      // Pool a learns the head, then builds the bad entry's batch on it.
+      await recordAttempt(a, attempt(org, 1));
+      const sent = batches.get(a)!;
+      sent.length = 0;
+      await expect(
+        appendGrouped(a, org, entry(org, `aud_vocabulary_${i}_head`, change)),
+      ).rejects.toMatchObject({
+        code: '23514',
+      });
+      expect(sent.map((x) => x.via)).toEqual(['head', 'append']);
+      expect(await a`select id from audit_log where org_id = ${org} order by seq`).toEqual([
+        { id: `aud_vocabulary_${i}_ok` },
+        expect.objectContaining({ id: expect.stringMatching(/^aud_/) }),
+      ]);
+      expect((await recordAttempt(b, attempt(org, 2))).seq).toBe(3n);
+      expect(await verifyAuditChain(a, org)).toMatchObject({ entries: 3, ok: true });
+    }
   });
 
   it('batches on root pools only, not on a transaction or a reserved connection', async () => {

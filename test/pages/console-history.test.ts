@@ -1,0 +1,54 @@
+// The console's history through its pages: every run adds a line, newest first, and a person's
+// history keeps the HISTORY_KEPT newest lines — their own, whoever else runs queries meanwhile.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HISTORY_KEPT } from '../../store/workspace.ts';
+import { addPerson, signIn, startTestService, type TestService } from '../helpers/service.ts';
+
+let svc: TestService;
+let admin: { cookie: string; csrf: string };
+let other: { cookie: string; csrf: string };
+
+beforeAll(async () => {
+  svc = await startTestService();
+  admin = await signIn(svc, svc.admin.email, svc.admin.password);
+  await addPerson(svc, { email: 'history-other@example.test', password: 'history-other-password' });
+  other = await signIn(svc, 'history-other@example.test', 'history-other-password');
+});
+afterAll(async () => svc?.stop());
+
+/** Runs `statement` from the console; no such database, so it is a line with an error outcome. */
+async function run(who: { cookie: string; csrf: string }, statement: string): Promise<void> {
+  const res = await svc.fetch('/console', {
+    method: 'POST',
+    headers: { cookie: who.cookie },
+    body: new URLSearchParams({ _csrf: who.csrf, credential: 'db_missing/crd_missing', statement }),
+  });
+  expect(res.status).toBe(200);
+  await res.text();
+}
+
+/** The statements of the history list on the console page, top to bottom. */
+async function history(who: { cookie: string }): Promise<string[]> {
+  const page = await (await svc.fetch('/console', { headers: { cookie: who.cookie } })).text();
+  const list = /<ul[^>]*id="history-list"[^>]*>([\s\S]*?)<\/ul>/.exec(page)?.[1] ?? '';
+  return [...list.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => m[1]!);
+}
+
+describe('console history', () => {
+  it('keeps the newest lines of each person, newest first', async () => {
+    await run(other, 'select 0 as other');
+    const runs = HISTORY_KEPT + 3;
+    for (let i = 1; i <= runs; i++) await run(admin, `select ${i} as n`);
+    const lines = await history(admin);
+    expect(lines).toHaveLength(HISTORY_KEPT);
+    expect(lines[0]).toBe(`select ${runs} as n`);
+    expect(lines.at(-1)).toBe(`select ${runs - HISTORY_KEPT + 1} as n`);
+    expect(lines).not.toContain('select 3 as n');
+    // Another person's line is not theirs to trim.
+    expect(await history(other)).toEqual(['select 0 as other']);
+    const [stored] = await svc.deps.sql<{ n: number }[]>`
+      select count(*)::int as n from query_history h join users u on u.id = h.user_id
+      where lower(u.email) = ${svc.admin.email}`;
+    expect(stored?.n).toBe(HISTORY_KEPT);
+  });
+});
