@@ -24,7 +24,7 @@ EXPOSE 3000
 # Health checks run `node bin/healthcheck.js URL` (the slim image has no curl): the API's is
 # http://127.0.0.1:3000/readyz, the worker's its WORKER_HTTP_PORT's /readyz (docker-compose.yml).
 # None here: one image runs serve, worker and agent, each probed differently.
-# A young generation of at most 2 × 8 MB: V8's default lets it grow to 64 MB under load, and serve
-# then held ~330 MB after 2000 MCP calls against ~250 MB (docs/operations.md, "Memory").
-ENTRYPOINT ["node", "--max-semi-space-size=8", "bin/countersign.js"]
+# The V8 flags of cli/node-flags.ts, which bound the young generation and how far the old one
+# grows between full collections (docs/operations.md, "Memory").
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--heap-growing-percent=50", "bin/countersign.js"]
 CMD ["serve"]

@@ -24,6 +24,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import postgres from 'postgres';
 import * as v from 'valibot';
 import { buildDeps } from '../cli/boot.ts';
+import { NODE_FLAGS } from '../cli/node-flags.ts';
 import { loadConfig } from '../config/env.ts';
 import type { Deps } from '../core/deps.ts';
 import { createUser } from '../identity/manage.ts';
@@ -116,8 +117,8 @@ const bench: Bench = {
     const sql = deps.sql;
     // `npm start`'s shape: the compiled build (made now if the sources changed), its own process.
     execFileSync(process.execPath, ['bin/build.js', '--if-stale', '--quiet'], { stdio: 'inherit' });
-    // The flags of `npm start` and the Dockerfile's ENTRYPOINT.
-    const serve = spawn(process.execPath, ['--max-semi-space-size=8', 'bin/countersign.js', 'serve'], {
+    // The flags of `npm start` and the Dockerfile's ENTRYPOINT (cli/node-flags.ts).
+    const serve = spawn(process.execPath, [...NODE_FLAGS, 'bin/countersign.js', 'serve'], {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,

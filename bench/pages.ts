@@ -7,6 +7,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
+import { NODE_FLAGS } from '../cli/node-flags.ts';
 import { generateKey } from '../store/crypto.ts';
 import { freePorts } from '../test/harness/process.ts';
 import { startServers } from '../test/harness/start.ts';
@@ -50,26 +51,22 @@ const bench: Bench = {
     const [port] = await freePorts(1);
     const url = `http://127.0.0.1:${port}`;
     execFileSync(process.execPath, ['bin/build.js', '--if-stale', '--quiet'], { stdio: 'inherit' });
-    const serve: ChildProcess = spawn(
-      process.execPath,
-      ['--max-semi-space-size=8', 'bin/countersign.js', 'serve'],
-      {
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          DATABASE_URL: store.url,
-          PORT: String(port),
-          COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
-          COUNTERSIGN_ADMIN_EMAIL: ADMIN.email,
-          COUNTERSIGN_ADMIN_PASSWORD: ADMIN.password,
-          TEMPORAL_ADDRESS: started.servers.temporal.address,
-          TEMPORAL_NAMESPACE: started.servers.temporal.namespace,
-          COUNTERSIGN_RUN: 'dist',
-          LOG_LEVEL: 'silent',
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
+    const serve: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, 'bin/countersign.js', 'serve'], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: store.url,
+        PORT: String(port),
+        COUNTERSIGN_ENCRYPTION_KEY: generateKey(),
+        COUNTERSIGN_ADMIN_EMAIL: ADMIN.email,
+        COUNTERSIGN_ADMIN_PASSWORD: ADMIN.password,
+        TEMPORAL_ADDRESS: started.servers.temporal.address,
+        TEMPORAL_NAMESPACE: started.servers.temporal.namespace,
+        COUNTERSIGN_RUN: 'dist',
+        LOG_LEVEL: 'silent',
       },
-    );
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     const browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-background-networking'],
