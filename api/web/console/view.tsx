@@ -258,21 +258,21 @@ function HistoryList(props: { history: HistoryRow[]; search: string }) {
         </p>
       ) : (
         <ul class="plain query-list" id="history-list">
-          {props.history.map((h) => (
-            <li>
-              <a
-                href={`/console?history=${encodeURIComponent(h.id)}`}
-                aria-label={`Load: ${preview(h.statement)}`}
-              >
-                <code>{preview(h.statement)}</code>
-              </a>{' '}
-              <span class="muted small">
-                {when(h.ran_at)} · {h.outcome.replaceAll('_', ' ')}
-                {h.rows_count !== null ? ` · ${h.rows_count} row(s)` : ''}
-                {h.duration_ms !== null ? ` · ${formatDuration(h.duration_ms)}` : ''}
-              </span>
-            </li>
-          ))}
+          {props.history.map((h) => {
+            const text = preview(h.statement);
+            return (
+              <li>
+                <a href={`/console?history=${encodeURIComponent(h.id)}`} aria-label={`Load: ${text}`}>
+                  <code>{text}</code>
+                </a>{' '}
+                <span class="muted small">
+                  {when(h.ran_at)} · {h.outcome.replaceAll('_', ' ')}
+                  {h.rows_count !== null ? ` · ${h.rows_count} row(s)` : ''}
+                  {h.duration_ms !== null ? ` · ${formatDuration(h.duration_ms)}` : ''}
+                </span>
+              </li>
+            );
+          })}
         </ul>
       )}
     </section>
