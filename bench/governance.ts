@@ -5,7 +5,6 @@
 
 import { availableParallelism, loadavg } from 'node:os';
 import postgres from 'postgres';
-import * as v from 'valibot';
 import { createPoolRegistry } from '../adapters/index.ts';
 import { recordAttempt, verifyAuditChain } from '../audit/events.ts';
 import { openMigratedStore } from '../cli/boot.ts';
@@ -20,8 +19,6 @@ import {
   runGovernedQuery,
 } from '../governance/query.ts';
 import { createUser } from '../identity/manage.ts';
-import { CreateDatabase } from '../registry/database-input.ts';
-import { createDatabase } from '../registry/databases.ts';
 import { classifyStatement } from '../sql/classify.ts';
 import { generateKey, Keyring } from '../store/crypto.ts';
 import { insertGrant } from '../store/grants.ts';
@@ -30,7 +27,7 @@ import { insertOrganization } from '../store/users.ts';
 import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, type BenchRow, interleaved, percentile, sample } from './report.ts';
-import { BENCH_ACTOR } from './support/world.ts';
+import { registerBenchPostgres } from './support/world.ts';
 
 const SAMPLES = 1500;
 const WARMUP = 100;
@@ -73,21 +70,9 @@ const bench: Bench = {
         password: null,
       });
       // The slow path of access: a restricted database that the member reaches through a grant.
-      const { db, credentials } = await createDatabase(
-        { sql, keyring, pools },
-        { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
-        v.parse(CreateDatabase, {
-          name: 'bench',
-          adapter: 'postgres',
-          hostname: pg.host,
-          port: pg.port,
-          database: pg.database,
-          restrict_access: true,
-          credentials: [
-            { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
-          ],
-        }),
-      );
+      const { db, credentials } = await registerBenchPostgres({ sql, keyring, pools }, org.id, pg, {
+        restricted: true,
+      });
       await insertGrant(sql, { id: newId('grt'), databaseId: db.id, userId: user.id, grantedBy: null });
       const gov: GovernanceDeps = { sql, keyring, logger: createLogger('silent'), pools };
       const actor: QueryActor = { kind: 'user', userId: user.id, role: 'member' };

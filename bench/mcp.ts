@@ -31,8 +31,6 @@ import { createUser } from '../identity/manage.ts';
 import { approve, checkAuthorizationRequest, s256 } from '../identity/oauth-authorize.ts';
 import { registerClient } from '../identity/oauth-clients.ts';
 import { exchangeCode } from '../identity/oauth-tokens.ts';
-import { CreateDatabase } from '../registry/database-input.ts';
-import { createDatabase } from '../registry/databases.ts';
 import { generateKey } from '../store/crypto.ts';
 import { newId } from '../store/ids.ts';
 import { findClient } from '../store/oauth.ts';
@@ -42,7 +40,7 @@ import { startServers } from '../test/harness/start.ts';
 import { createTestStore } from '../test/harness/store.ts';
 import { type Bench, type BenchRow, interleaved, percentile } from './report.ts';
 import { doors } from './support/doors.ts';
-import { BENCH_ACTOR } from './support/world.ts';
+import { registerBenchPostgres } from './support/world.ts';
 
 const BENCH_PASSWORD = 'bench-password-of-the-mcp-bench';
 const SAMPLES = Number(process.env.BENCH_MCP_SAMPLES ?? 1000);
@@ -152,27 +150,7 @@ const bench: Bench = {
         role: 'member',
         password: BENCH_PASSWORD,
       });
-      const { db, credentials } = await createDatabase(
-        deps,
-        { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
-        v.parse(CreateDatabase, {
-          name: 'bench',
-          adapter: 'postgres',
-          hostname: pg.host,
-          port: pg.port,
-          database: pg.database,
-          ai_enabled: true,
-          credentials: [
-            {
-              username: pg.user,
-              password: pg.password,
-              reviews_required: 0,
-              default_credential: true,
-              ai_allowed: true,
-            },
-          ],
-        }),
-      );
+      const { db, credentials } = await registerBenchPostgres(deps, org.id, pg, { ai: true });
       const token = await accessToken(deps, user.id);
 
       const ours = await connectMcp(`${api.url}/mcp`, { authorization: `Bearer ${token}` });

@@ -9,7 +9,7 @@ import type { Deps } from '../../core/deps.ts';
 import type { QueryActor } from '../../governance/types.ts';
 import type { UserPrincipal } from '../../identity/principal.ts';
 import { CreateDatabase } from '../../registry/database-input.ts';
-import { createDatabase } from '../../registry/databases.ts';
+import { createDatabase, type DatabaseDeps, type DatabaseWithCredentials } from '../../registry/databases.ts';
 import { generateKey } from '../../store/crypto.ts';
 import { newId } from '../../store/ids.ts';
 import { insertOrganization, insertServiceAccount } from '../../store/users.ts';
@@ -78,23 +78,45 @@ export interface BenchOrg {
   principal: UserPrincipal;
 }
 
-/** A fresh organization with `pg` registered and a service account to start runs as. */
-export async function benchOrg(deps: Deps, pg: SqlServer): Promise<BenchOrg> {
-  const org = await insertOrganization(deps.sql, { id: newId('org'), name: 'bench' });
-  const { credentials } = await createDatabase(
+/**
+ * Registers the bench's PostgreSQL in `orgId` as the benches' own setup does: its superuser as the
+ * default credential, without reviews. `ai` opens it and the credential to AI clients (the MCP
+ * bench); `restricted` makes it reachable through a grant only (the slow path of access).
+ */
+export function registerBenchPostgres(
+  deps: DatabaseDeps,
+  orgId: string,
+  pg: SqlServer,
+  options: { ai?: boolean; restricted?: boolean } = {},
+): Promise<DatabaseWithCredentials> {
+  return createDatabase(
     deps,
-    { orgId: org.id, actor: BENCH_ACTOR, origin: 'user' },
+    { orgId, actor: BENCH_ACTOR, origin: 'user' },
     v.parse(CreateDatabase, {
       name: 'bench',
       adapter: 'postgres',
       hostname: pg.host,
       port: pg.port,
       database: pg.database,
+      ...(options.ai ? { ai_enabled: true } : {}),
+      ...(options.restricted ? { restrict_access: true } : {}),
       credentials: [
-        { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
+        {
+          username: pg.user,
+          password: pg.password,
+          reviews_required: 0,
+          default_credential: true,
+          ...(options.ai ? { ai_allowed: true } : {}),
+        },
       ],
     }),
   );
+}
+
+/** A fresh organization with `pg` registered and a service account to start runs as. */
+export async function benchOrg(deps: Deps, pg: SqlServer): Promise<BenchOrg> {
+  const org = await insertOrganization(deps.sql, { id: newId('org'), name: 'bench' });
+  const { credentials } = await registerBenchPostgres(deps, org.id, pg);
   const svc = await insertServiceAccount(deps.sql, {
     id: newId('usr'),
     orgId: org.id,
