@@ -69,7 +69,7 @@ describe('store outage', () => {
 
     for (const [method, path, body] of [
       ['GET', '/api/v1/desk/databases', undefined],
-      // A write: before, it also waited out the access barrier (2 s) through the dead store.
+      // A write: it must not also wait out the access barrier (2 s) through the dead store.
       ['POST', '/api/v1/workflows', JSON.stringify({ name: 'x', steps: [] })],
     ] as const) {
       const started = performance.now();
@@ -85,7 +85,7 @@ describe('store outage', () => {
       // Neither the store's address nor its port is told to the caller.
       expect(text).not.toContain(String(proxy.port));
       // The driver's queue may hold the first failing request until its next connect attempt;
-      // the write that follows answers at once (before, the barrier held it 2 s more).
+      // the write that follows answers at once (the barrier would hold it 2 s more).
       if (method === 'POST') expect(took, `${method} ${path} took ${took} ms`).toBeLessThan(1500);
     }
     expect((await fetch(`${url}/readyz`)).status).toBe(503);

@@ -165,8 +165,8 @@ describe.each(targets)('a worker killed mid-statement ($name)', (target) => {
       steps: [
         {
           name: 'mark',
-          // A short timeout of its own: before, such a step ran as a local activity and a worker's
-          // death replayed it with its whole workflow task.
+          // A short timeout of its own, which would make a read a local activity: a write step
+          // never is one, so a worker's death cannot replay it with its whole workflow task.
           action: {
             __type__: 'query',
             credential_id: target.credentialId(),
