@@ -56,6 +56,26 @@ export async function authenticateMcp(
   return caller;
 }
 
+// The MCP door (api/mcp/door.ts) checks a request's token before it decides to hand the request
+// on to the router. The route then answers with that check instead of making it again: a refused
+// token costs one lookup, not two, and a store that does not answer one connection timeout.
+// Keyed by the very Request object the door hands on, which only this process makes.
+const checkedByDoor = new WeakMap<Request, Promise<OAuthCaller | BearerRefusal>>();
+
+/** Keeps the door's check of `req` for the route that answers it; returns `req`. */
+export function handOnCheck(req: Request, check: Promise<OAuthCaller | BearerRefusal>): Request {
+  checkedByDoor.set(req, check);
+  return req;
+}
+
+/** The bearer check of `req`: the one the door made, else a fresh one. */
+export function authenticateMcpRequest(
+  deps: Pick<Deps, 'sql' | 'keyring' | 'config'>,
+  req: Request,
+): Promise<OAuthCaller | BearerRefusal> {
+  return checkedByDoor.get(req) ?? authenticateMcp(deps, req.headers.get('authorization') ?? undefined);
+}
+
 const NEEDS_TOKEN =
   'this endpoint needs an OAuth access token (Authorization: Bearer); see resource_metadata';
 

@@ -11,14 +11,15 @@
 // body of declared length under the limit, a bearer token, tracing off (spans are the router's).
 // Anything else goes on to the app: untouched while its body is unread (its token refused, the
 // store failing), as a copy with the same bytes after (it was not such a call after all), and the
-// route answers it — refusals, challenges and errors stay the route's own.
+// route answers it with the door's token check (api/mcp/auth.ts handOnCheck) — refusals,
+// challenges and errors stay the route's own.
 import { isJsonContentType } from '@modelcontextprotocol/server';
 import type { Deps } from '../../core/deps.ts';
 import { tracingActive } from '../../core/tracing.ts';
 import { API_BODY_BYTES } from '../middleware/body-limit.ts';
 import { noteRequest, requestIdOf } from '../middleware/request-log.ts';
 import { SAFETY_HEADERS } from '../middleware/secure-headers.ts';
-import { authenticateMcp } from './auth.ts';
+import { authenticateMcp, handOnCheck } from './auth.ts';
 import { answerToolCall, plainToolCall } from './tool-call.ts';
 
 /** What a server hands each request to: the app's fetch, with the adapter's bindings. */
@@ -53,15 +54,17 @@ const decoder = new TextDecoder();
 async function answer(deps: Deps, req: Request, env: unknown, next: Fetch): Promise<Response> {
   const started = performance.now();
   // The token first, as the route checks it before it reads a body: a refused or anonymous
-  // request costs no buffering here. A refusal, or a store failure, goes on unread: the route
-  // answers its challenge, or tries once more and maps the failure (app.onError in api/app.ts).
-  let caller: Awaited<ReturnType<typeof authenticateMcp>>;
+  // request costs no buffering here. Whatever goes on to the router carries this check, which
+  // the route answers with (a challenge, or the store's failure mapped by app.onError in
+  // api/app.ts) instead of making it again.
+  const check = authenticateMcp(deps, req.headers.get('authorization') ?? undefined);
+  let caller: Awaited<typeof check>;
   try {
-    caller = await authenticateMcp(deps, req.headers.get('authorization') ?? undefined);
+    caller = await check;
   } catch {
-    return next(req, env);
+    return next(handOnCheck(req, check), env);
   }
-  if ('challenge' in caller) return next(req, env);
+  if ('challenge' in caller) return next(handOnCheck(req, check), env);
   const requestId = requestIdOf(req.headers.get('x-request-id'));
   const headers = { ...SAFETY_HEADERS, 'x-request-id': requestId };
   const principal = caller.principal;
@@ -84,7 +87,10 @@ async function answer(deps: Deps, req: Request, env: unknown, next: Fetch): Prom
     return done(new Response(null, { status: 400, headers }));
   }
   const onward = () =>
-    next(new Request(req.url, { method: req.method, headers: req.headers, body: bytes }), env);
+    next(
+      handOnCheck(new Request(req.url, { method: req.method, headers: req.headers, body: bytes }), check),
+      env,
+    );
   let body: unknown;
   try {
     body = JSON.parse(decoder.decode(bytes));

@@ -12,7 +12,7 @@ import type { OAuthCaller } from '../../identity/oauth-access.ts';
 import type { AppEnv } from '../env.ts';
 import { queryOnly } from '../middleware/access-settled.ts';
 import { API_BODY_BYTES } from '../middleware/body-limit.ts';
-import { authenticateMcp } from './auth.ts';
+import { authenticateMcpRequest } from './auth.ts';
 import { createMcpServer } from './server.ts';
 import { answerToolCall, plainToolCall } from './tool-call.ts';
 
@@ -50,7 +50,7 @@ export function mcpRoutes(deps: Deps): Hono<AppEnv> {
     const origin = c.req.header('origin');
     if (origin !== undefined && origin !== allowedOrigin)
       return rpcError(c, 403, -32000, 'Origin not allowed');
-    const caller = await authenticateMcp(deps, c.req.header('authorization'));
+    const caller = await authenticateMcpRequest(deps, c.req.raw);
     if ('challenge' in caller) {
       c.header('www-authenticate', caller.challenge);
       return c.json(caller.body, caller.status);

@@ -2,6 +2,7 @@
 // router's headers, log line and audit entry; everything else handed to the router unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.ts';
+import { authenticateMcpRequest } from '../../api/mcp/auth.ts';
 import { mcpDoor } from '../../api/mcp/door.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { connect } from '../oauth/flow.ts';
@@ -164,6 +165,32 @@ describe('everything else goes to the router', () => {
     expect(reached).toHaveLength(2);
     expect(await Promise.all(reached.map((r) => r.text()))).toEqual(bodies);
     expect(reached[0]!.headers.get('authorization')).toBe(`Bearer ${token}`);
+  });
+
+  it("with the door's token check, which the route answers with instead of checking again", async () => {
+    // A store and keyring that fail on any use: an answer through them is the door's check.
+    const unusable = new Proxy(() => {}, {
+      get: () => {
+        throw new Error('the token was checked again');
+      },
+      apply: () => {
+        throw new Error('the token was checked again');
+      },
+    });
+    const noStore = { config: svc.deps.config, sql: unusable, keyring: unusable } as never;
+    const { reached, send } = doorWithRecorder();
+    await send(call(7), headersFor({ authorization: 'Bearer not-a-token' }));
+    await send(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list' }));
+    expect(reached).toHaveLength(2);
+    const [refused, copy] = await Promise.all(reached.map((r) => authenticateMcpRequest(noStore, r)));
+    expect(refused).toMatchObject({
+      status: 401,
+      challenge: expect.stringContaining('error="invalid_token"'),
+    });
+    expect(copy).toMatchObject({ principal: { email: svc.admin.email } });
+    // A request the door did not hand on is checked afresh, here through the unusable store.
+    const fresh = new Request(`${svc.url}/mcp`, { method: 'POST', headers: headersFor() });
+    await expect(authenticateMcpRequest(noStore, fresh)).rejects.toThrow('the token was checked again');
   });
 
   it("so refusals over HTTP are the route's own: the bearer challenge, the parse error, the size limit", async () => {
