@@ -22,7 +22,6 @@ import {
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import postgres from 'postgres';
-import * as v from 'valibot';
 import { buildDeps } from '../cli/boot.ts';
 import { NODE_FLAGS } from '../cli/node-flags.ts';
 import { loadConfig } from '../config/env.ts';

@@ -1,4 +1,4 @@
-// POST /mcp's hot request answered in front of the router. A plain 2025-11-25 tools/call
+// POST /mcp's hot request answered in front of the router. A plain tools/call of either revision
 // (api/mcp/tool-call.ts) is what an MCP client sends over and over once connected; through the
 // router it also paid for the app's middleware chain — a promise per layer, a dozen headers set
 // one by one on a Headers object and read back out of it — which costs about a tenth of the

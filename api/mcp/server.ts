@@ -74,18 +74,18 @@ const VALIDATOR = new AjvJsonSchemaValidator();
  */
 const CACHE = { ttlMs: 300_000, cacheScope: 'private' } as const;
 
+/** Who answers: initialize's serverInfo, and on 2026-07-28 every result's `_meta`. */
+export const SERVER_INFO = { name: 'countersign', title: 'Countersign', version: '0.1.0' };
+
 export function createMcpServer(deps: Deps, caller: OAuthCaller): Server {
-  const server = new Server(
-    { name: 'countersign', title: 'Countersign', version: '0.1.0' },
-    {
-      capabilities: { tools: { listChanged: false } },
-      instructions:
-        'Countersign governs database access. You act as the user who connected you, with their permissions. ' +
-        'Start with list_databases, then get_database_schema or search_schema, then run_query.',
-      jsonSchemaValidator: VALIDATOR,
-      cacheHints: { 'tools/list': CACHE, 'server/discover': CACHE },
-    },
-  );
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions:
+      'Countersign governs database access. You act as the user who connected you, with their permissions. ' +
+      'Start with list_databases, then get_database_schema or search_schema, then run_query.',
+    jsonSchemaValidator: VALIDATOR,
+    cacheHints: { 'tools/list': CACHE, 'server/discover': CACHE },
+  });
   server.setRequestHandler('tools/list', () => ({ tools: TOOL_LIST }));
   server.setRequestHandler('tools/call', async (request) => {
     const tool = toolNamed(request.params.name);

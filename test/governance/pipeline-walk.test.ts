@@ -219,10 +219,19 @@ describe('a governed query walks through governance/ once, and the store hears f
     expect(walked.statements.some((s) => issuer(s) === 'identity/authenticate.ts')).toBe(true);
   });
 
-  // 2025-11-25 plain calls are answered without the SDK (api/mcp/tool-call.ts); 2026-07-28 calls
-  // go through it: both doors are walked.
-  for (const revision of ['2025-11-25', '2026-07-28'] as const) {
-    it(`MCP: tools/call run_query (${revision})`, async () => {
+  // Plain calls of either revision are answered without the SDK (api/mcp/tool-call.ts); one whose
+  // envelope asks for a log level goes through it: every road is walked.
+  const roads = [
+    { revision: '2025-11-25', label: '2025-11-25', meta: {} },
+    { revision: '2026-07-28', label: '2026-07-28', meta: {} },
+    {
+      revision: '2026-07-28',
+      label: '2026-07-28, served by the SDK',
+      meta: { 'io.modelcontextprotocol/logLevel': 'info' },
+    },
+  ] as const;
+  for (const { revision, label, meta } of roads) {
+    it(`MCP: tools/call run_query (${label})`, async () => {
       const db = await freshDatabase();
       const statement = `select count(*)::int as n, 'mcp-${marker()}' as walk from ${w.table}`;
       const args = { name: 'run_query', arguments: { database_id: db.id, sql: statement } };
@@ -249,6 +258,7 @@ describe('a governed query walks through governance/ once, and the store hears f
                     _meta: {
                       'io.modelcontextprotocol/protocolVersion': revision,
                       'io.modelcontextprotocol/clientCapabilities': {},
+                      ...meta,
                     },
                   }
                 : args,

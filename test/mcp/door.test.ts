@@ -95,6 +95,42 @@ describe('the door answers plain tool calls', () => {
     expect(entry).toMatchObject({ origin: 'ai', outcome: 'allowed' });
   });
 
+  it('of the 2026-07-28 revision too, ending its result as that revision does', async () => {
+    const { reached, send } = doorWithRecorder();
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'm-1',
+      method: 'tools/call',
+      params: {
+        name: 'run_query',
+        arguments: { database_id: dbId, sql: `select count(*)::int as n from ${TABLE}` },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    });
+    const before = await answeredBy();
+    const res = await send(
+      body,
+      headersFor({
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'run_query',
+      }),
+    );
+    expect(reached).toHaveLength(0);
+    expect((await answeredBy()).door).toBe(before.door + 1);
+    const answer = await res.json();
+    expect(answer).toMatchObject({
+      id: 'm-1',
+      result: { structuredContent: { rows: [[3]] }, resultType: 'complete' },
+    });
+    // Without its Mcp-Name header it is not plain: the router (and the SDK behind it) answers.
+    await send(body, headersFor({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }));
+    expect(reached).toHaveLength(1);
+  });
+
   it("with the router's log line: route, status and principal, under the caller's request id", async () => {
     const { send } = doorWithRecorder();
     const requestId = `door-${Date.now()}`;

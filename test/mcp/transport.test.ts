@@ -37,7 +37,12 @@ function post(body: unknown, headers: Record<string, string> = {}): Promise<Resp
 }
 
 /** A 2026-07-28 request: the revision and capabilities in `_meta`, the routing headers set. */
-function modern(method: string, params: Record<string, unknown> = {}, name?: string): Promise<Response> {
+function modern(
+  method: string,
+  params: Record<string, unknown> = {},
+  name?: string,
+  meta: Record<string, unknown> = {},
+): Promise<Response> {
   return post(
     {
       jsonrpc: '2.0',
@@ -48,6 +53,7 @@ function modern(method: string, params: Record<string, unknown> = {}, name?: str
         _meta: {
           'io.modelcontextprotocol/protocolVersion': MODERN,
           'io.modelcontextprotocol/clientCapabilities': {},
+          ...meta,
         },
       },
     },
@@ -58,6 +64,20 @@ function modern(method: string, params: Record<string, unknown> = {}, name?: str
     },
   );
 }
+
+/** countersign_mcp_tool_calls_total by route, as /metrics shows it. */
+async function routes(): Promise<{ direct: number; sdk: number }> {
+  const text = await (await svc.fetch('/metrics')).text();
+  const count = (route: string) =>
+    Number(
+      new RegExp(`^countersign_mcp_tool_calls_total\\{route="${route}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0,
+    );
+  // A plain call is answered by the door in front of the router, or by the route (api/mcp/door.ts).
+  return { direct: count('direct') + count('door'), sdk: count('sdk') };
+}
+
+/** Timings differ from call to call; nothing else may. */
+const withoutTimes = (text: string) => text.replace(/(\\*"duration_ms\\*":)[\d.]+/g, '$10');
 
 describe('2026-07-28: the stateless core', () => {
   it('server/discover names the revision, the server and its tools capability, without a session', async () => {
@@ -88,6 +108,40 @@ describe('2026-07-28: the stateless core', () => {
     expect(res.status).toBe(200);
     const { result } = await res.json();
     expect(result.structuredContent).toMatchObject({ status: 'executed', rows: [[3]] });
+  });
+
+  it('a plain call is answered without the SDK, to the byte what the SDK answers (api/mcp/tool-call.ts)', async () => {
+    const params = {
+      name: 'run_query',
+      arguments: { database_id: dbId, sql: `select count(*)::int as n from ${TABLE}` },
+    };
+    const identity = { 'io.modelcontextprotocol/clientInfo': { name: 'wire', version: '1.0.0' } };
+    const before = await routes();
+    const direct = await modern('tools/call', params, 'run_query', identity);
+    // A log level in the envelope is the SDK's to honour: the same call, served by it.
+    const viaSdk = await modern('tools/call', params, 'run_query', {
+      ...identity,
+      'io.modelcontextprotocol/logLevel': 'info',
+    });
+    expect(await routes()).toEqual({ direct: before.direct + 1, sdk: before.sdk + 1 });
+    expect([direct.status, viaSdk.status]).toEqual([200, 200]);
+    expect(direct.headers.get('content-type')).toBe(viaSdk.headers.get('content-type'));
+    const [a, b] = [await direct.text(), await viaSdk.text()];
+    expect(withoutTimes(a)).toBe(withoutTimes(b));
+    expect(JSON.parse(a).result).toMatchObject({
+      structuredContent: { status: 'executed', rows: [[3]] },
+      resultType: 'complete',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'countersign' } },
+    });
+
+    // A refusal is a result with isError on both roads too.
+    const bad = { name: 'run_query', arguments: { database_id: 42 } };
+    const refusedDirect = await modern('tools/call', bad, 'run_query');
+    const refusedSdk = await modern('tools/call', bad, 'run_query', {
+      'io.modelcontextprotocol/logLevel': 'info',
+    });
+    expect(await refusedDirect.text()).toBe(await refusedSdk.text());
+    expect(await routes()).toEqual({ direct: before.direct + 2, sdk: before.sdk + 2 });
   });
 
   it('an unknown tool is a protocol error (-32602), on this revision as on 2025-11-25', async () => {
@@ -175,21 +229,6 @@ describe('2025-11-25 tools/call, answered without the SDK transport (api/mcp/too
     params: { name, ...(args === undefined ? {} : { arguments: args }), ...extra },
   });
   const v1 = { 'mcp-protocol-version': '2025-11-25' };
-
-  /** countersign_mcp_tool_calls_total by route, as /metrics shows it. */
-  async function routes(): Promise<{ direct: number; sdk: number }> {
-    const text = await (await svc.fetch('/metrics')).text();
-    const count = (route: string) =>
-      Number(
-        new RegExp(`^countersign_mcp_tool_calls_total\\{route="${route}"\\} (\\d+)`, 'm').exec(text)?.[1] ??
-          0,
-      );
-    // A plain call is answered by the door in front of the router, or by the route (api/mcp/door.ts).
-    return { direct: count('direct') + count('door'), sdk: count('sdk') };
-  }
-
-  /** Timings differ from call to call; nothing else may. */
-  const withoutTimes = (text: string) => text.replace(/(\\*"duration_ms\\*":)[\d.]+/g, '$10');
 
   /**
    * The same message both ways: alone it is answered directly; as a one-message batch the SDK
