@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../config/env.ts';
 import type { RunningWorker } from '../worker/worker.ts';
@@ -36,6 +37,11 @@ export async function startDev(
     for (const stop of stops.reverse()) await stop().catch(() => {});
   };
   try {
+    // The API's port is claimed before anything starts: the Temporal dev server binds random free
+    // ports for its own services while it comes up, and one of them must not be the port the API
+    // is about to listen on. A port that is taken fails the start at once, not after Temporal.
+    const releasePort = await claimPort(config.host, config.port);
+    stops.push(releasePort);
     const [store, temporal, modules] = await settleAll(
       [
         config.databaseUrl ? Promise.resolve(null) : startEmbeddedStore(config.dataDir),
@@ -88,6 +94,7 @@ export async function startDev(
     );
     // Stopped after the API (stops run in reverse): in-flight requests may still start runs.
     stops.push(async () => (await worker.catch(() => null))?.shutdown());
+    await releasePort();
     const api = await startApi(deps);
     stops.push(api.close);
     const stopMaintenance = startMaintenance(deps);
@@ -126,6 +133,21 @@ export async function startDev(
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * Listens on host:port until the returned function is called (idempotent). Port 0 asks the
+ * kernel for a free port when the API listens, so there is nothing to hold.
+ */
+async function claimPort(host: string, port: number): Promise<() => Promise<void>> {
+  if (port === 0) return async () => {};
+  const holder = createServer();
+  await new Promise<void>((resolve, reject) => {
+    holder.once('error', reject);
+    holder.listen({ host, port, exclusive: true }, resolve);
+  });
+  let released: Promise<void> | null = null;
+  return () => (released ??= new Promise<void>((resolve) => holder.close(() => resolve())));
 }
 
 /**

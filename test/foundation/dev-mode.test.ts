@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -24,6 +25,22 @@ function capture(): { stream: Writable; text: () => string } {
 }
 
 describe('npm run dev (embedded PGlite store and local Temporal dev server)', () => {
+  it('refuses a port that is taken at once, before it starts a store or Temporal', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cs-dev-taken-'));
+    dirs.push(dataDir);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const config = loadConfig({ COUNTERSIGN_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' });
+      await expect(startDev(config, capture().stream)).rejects.toThrow(/EADDRINUSE/);
+      // Nothing was started and then stopped: no store files, no Temporal database.
+      expect(await readdir(dataDir)).toEqual([]);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
   it('comes up healthy, authenticates the printed key, and keeps its state across a restart', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cs-dev-'));
     dirs.push(dataDir);
