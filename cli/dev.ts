@@ -141,7 +141,9 @@ export async function startDev(
  */
 async function claimPort(host: string, port: number): Promise<() => Promise<void>> {
   if (port === 0) return async () => {};
-  const holder = createServer();
+  // A connection made meanwhile (a health probe, a browser) is dropped at once: the close below
+  // waits for every open one, and a held one would stall the start.
+  const holder = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     holder.once('error', reject);
     holder.listen({ host, port, exclusive: true }, resolve);

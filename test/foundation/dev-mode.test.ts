@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDev } from '../../cli/dev.ts';
 import { loadConfig } from '../../config/env.ts';
+import { freePorts } from '../harness/process.ts';
 import { runOneWorkflow } from '../helpers/processes.ts';
 
 const dirs: string[] = [];
@@ -44,10 +45,26 @@ describe('npm run dev (embedded PGlite store and local Temporal dev server)', ()
   it('comes up healthy, authenticates the printed key, and keeps its state across a restart', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cs-dev-'));
     dirs.push(dataDir);
-    const config = loadConfig({ COUNTERSIGN_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' });
+    const [port] = await freePorts(1);
+    const config = loadConfig({ COUNTERSIGN_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' });
 
+    // Probed all through the start, as a health check or a browser would: the port is claimed
+    // from the first moment, and a connection made before the API listens must not stall it.
+    let starting = true;
+    let probes = 0;
+    const probing = (async () => {
+      while (starting) {
+        probes++;
+        await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
     const first = capture();
-    const dev = await startDev(config, first.stream);
+    const dev = await startDev(config, first.stream).finally(() => {
+      starting = false;
+    });
+    await probing;
+    expect(probes).toBeGreaterThan(10);
     let apiKey: string;
     try {
       expect(first.text()).toMatch(/first start/);
