@@ -65,8 +65,8 @@ export function plainToolCall(req: Request, body: unknown): PlainToolCall | null
     return modernCall(req, body, params.name, meta) ? { ...call, modern: true } : null;
   if (meta !== undefined && !plainMeta(meta)) return null;
   const version = req.headers.get('mcp-protocol-version');
-  if (version !== null && (version === MODERN_REVISION || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
-    return null;
+  // The 2025 revisions only: a 2026-07-28 header without its envelope is the SDK's to refuse.
+  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
   return call;
 }
 
