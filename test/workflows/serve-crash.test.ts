@@ -21,7 +21,7 @@ import { until } from '../helpers/processes.ts';
 import { freePort } from '../helpers/service.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** The burst: the 50, which this 2-core machine handles with serve and worker beside it. */
+/** The burst: 50 runs at once, which this 2-core machine handles with serve and worker beside it. */
 const BURST = 50;
 const children: ChildProcess[] = [];
 let store: TestStore | undefined;
