@@ -14,6 +14,12 @@ export interface HistoryRow {
   ran_at: Date;
 }
 
+/** What the console's history list shows of a line. */
+export type HistoryLine = Pick<
+  HistoryRow,
+  'id' | 'statement' | 'outcome' | 'rows_count' | 'duration_ms' | 'ran_at'
+>;
+
 export interface SavedQueryRow {
   id: string;
   org_id: string;
@@ -53,16 +59,47 @@ export async function insertHistory(sql: Tx, h: Omit<HistoryRow, 'ran_at'>): Pro
 }
 
 /** The person's history, newest first; `search` matches the statement case-insensitively. */
-export async function listHistory(
+export function listHistory(
   sql: Tx,
   orgId: string,
   userId: string,
   search: string | null,
   limit = HISTORY_KEPT,
 ): Promise<HistoryRow[]> {
+  return historyOf<HistoryRow>(sql, null, orgId, userId, search, limit);
+}
+
+/** The same, with only what the console's list shows: no owner or target columns to read and parse. */
+export function listHistoryLines(
+  sql: Tx,
+  orgId: string,
+  userId: string,
+  search: string | null,
+  limit: number,
+): Promise<HistoryLine[]> {
+  return historyOf<HistoryLine>(sql, LINE_COLUMNS, orgId, userId, search, limit);
+}
+
+const LINE_COLUMNS: Array<keyof HistoryLine> = [
+  'id',
+  'statement',
+  'outcome',
+  'rows_count',
+  'duration_ms',
+  'ran_at',
+];
+
+function historyOf<T extends object>(
+  sql: Tx,
+  columns: string[] | null,
+  orgId: string,
+  userId: string,
+  search: string | null,
+  limit: number,
+): Promise<T[]> {
   const like = search ? `%${search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : null;
-  return sql<HistoryRow[]>`
-    select * from query_history
+  return sql<T[]>`
+    select ${columns ? sql(columns) : sql`*`} from query_history
     where org_id = ${orgId} and user_id = ${userId}
       and (${like}::text is null or statement ilike ${like})
     order by ran_at desc, id desc limit ${limit}`;

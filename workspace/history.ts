@@ -1,11 +1,36 @@
 // A person's console history: their own statements only, newest first.
 import { notFound } from '../core/errors.ts';
 import type { Tx } from '../store/db.ts';
-import { findHistory, type HistoryRow, listHistory } from '../store/workspace.ts';
+import {
+  findHistory,
+  type HistoryLine,
+  type HistoryRow,
+  listHistory,
+  listHistoryLines,
+} from '../store/workspace.ts';
 import type { Person } from './saved-queries.ts';
 
+/**
+ * How many lines the console shows until the person asks for the whole history. Each line costs
+ * the page about 20 µs to read and render; the newest ones are the ones run again.
+ */
+export const HISTORY_SHOWN = 25;
+
+const searchOf = (search: string | null) => (search?.trim() ? search.trim() : null);
+
 export function queryHistory(sql: Tx, who: Person, search: string | null): Promise<HistoryRow[]> {
-  return listHistory(sql, who.orgId, who.userId, search?.trim() ? search.trim() : null);
+  return listHistory(sql, who.orgId, who.userId, searchOf(search));
+}
+
+/** The lines the console lists, `limit` at most, and whether the history holds more. */
+export async function historyLines(
+  sql: Tx,
+  who: Person,
+  search: string | null,
+  limit: number,
+): Promise<{ lines: HistoryLine[]; more: boolean }> {
+  const lines = await listHistoryLines(sql, who.orgId, who.userId, searchOf(search), limit + 1);
+  return { lines: lines.slice(0, limit), more: lines.length > limit };
 }
 
 export async function historyEntry(sql: Tx, who: Person, id: string): Promise<HistoryRow> {

@@ -1,7 +1,9 @@
 // The console's history through its pages: every run adds a line, newest first, and a person's
 // history keeps the HISTORY_KEPT newest lines — their own, whoever else runs queries meanwhile.
+// The page lists the HISTORY_SHOWN newest until the person asks for the whole history.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_KEPT } from '../../store/workspace.ts';
+import { HISTORY_SHOWN } from '../../workspace/history.ts';
 import { addPerson, signIn, startTestService, type TestService } from '../helpers/service.ts';
 
 let svc: TestService;
@@ -27,11 +29,20 @@ async function run(who: { cookie: string; csrf: string }, statement: string): Pr
   await res.text();
 }
 
-/** The statements of the history list on the console page, top to bottom. */
-async function history(who: { cookie: string }): Promise<string[]> {
-  const page = await (await svc.fetch('/console', { headers: { cookie: who.cookie } })).text();
+/** The console page at `path`: the statements of its history list, top to bottom, and its link to the rest. */
+async function historyOn(
+  who: { cookie: string },
+  path: string,
+): Promise<{ lines: string[]; more: string | null }> {
+  const page = await (await svc.fetch(path, { headers: { cookie: who.cookie } })).text();
   const list = /<ul[^>]*id="history-list"[^>]*>([\s\S]*?)<\/ul>/.exec(page)?.[1] ?? '';
-  return [...list.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => m[1]!);
+  const more = /<a href="([^"]*)">Show the whole history<\/a>/.exec(page)?.[1] ?? null;
+  return { lines: [...list.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => m[1]!), more };
+}
+
+/** The whole history as the page lists it when asked for all of it. */
+async function history(who: { cookie: string }): Promise<string[]> {
+  return (await historyOn(who, '/console?all_history=1')).lines;
 }
 
 describe('console history', () => {
@@ -50,5 +61,21 @@ describe('console history', () => {
       select count(*)::int as n from query_history h join users u on u.id = h.user_id
       where lower(u.email) = ${svc.admin.email}`;
     expect(stored?.n).toBe(HISTORY_KEPT);
+  });
+
+  it('lists the newest lines until asked for the whole history, searches included', async () => {
+    const first = await historyOn(admin, '/console');
+    expect(first.lines).toHaveLength(HISTORY_SHOWN);
+    expect(first.lines).toEqual((await history(admin)).slice(0, HISTORY_SHOWN));
+    expect(first.more).toBe('/console?all_history=1#history-heading');
+    // A search lists its newest matches the same way; its link keeps the search.
+    const search = await historyOn(admin, '/console?q=as%20n');
+    expect(search.lines).toEqual(first.lines);
+    expect(search.more).toBe('/console?all_history=1&amp;q=as%20n#history-heading');
+    const all = await historyOn(admin, '/console?all_history=1&q=as%20n');
+    expect(all.lines).toHaveLength(HISTORY_KEPT);
+    expect(all.more).toBeNull();
+    // A short history is listed whole, with no link.
+    expect(await historyOn(other, '/console')).toEqual({ lines: ['select 0 as other'], more: null });
   });
 });

@@ -3,8 +3,9 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
 import { listDatabases } from '../../../registry/databases.ts';
+import { HISTORY_KEPT } from '../../../store/workspace.ts';
 import { type ConsoleRun, runInConsole } from '../../../workspace/console.ts';
-import { historyEntry, queryHistory } from '../../../workspace/history.ts';
+import { HISTORY_SHOWN, historyEntry, historyLines } from '../../../workspace/history.ts';
 import {
   type Person,
   removeSavedQuery,
@@ -92,9 +93,16 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
   async function consolePage(c: Ctx, target: string, statement: string, outcome: ConsoleRun | null) {
     const p = c.get('principal');
     const search = c.req.query('q') ?? '';
+    // The newest lines, or the whole history when asked for (the list's "Show the whole history").
+    const allHistory = c.req.query('all_history') === '1';
     const [dbs, history, saved] = await Promise.all([
       listDatabases(deps.sql, pageCaller(c), { limit: 200 }),
-      queryHistory(deps.sql, person(c), search.slice(0, 200) || null),
+      historyLines(
+        deps.sql,
+        person(c),
+        search.slice(0, 200) || null,
+        allHistory ? HISTORY_KEPT : HISTORY_SHOWN,
+      ),
       savedQueries(deps.sql, person(c)),
     ]);
     return render(
@@ -107,7 +115,8 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
         target={target}
         statement={statement}
         outcome={outcome}
-        history={history}
+        history={history.lines}
+        moreHistory={history.more}
         historySearch={search}
         saved={saved}
         userId={p.userId}

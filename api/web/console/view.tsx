@@ -1,5 +1,5 @@
 import type { DatabaseWithCredentials } from '../../../registry/databases.ts';
-import type { HistoryRow, SavedQueryRow } from '../../../store/workspace.ts';
+import type { HistoryLine, SavedQueryRow } from '../../../store/workspace.ts';
 import type { ConsoleRun } from '../../../workspace/console.ts';
 import { Badge, Csrf, Flash, ResultTable, when } from '../kit/components.tsx';
 
@@ -19,7 +19,9 @@ export interface ConsoleProps {
   target: string;
   statement: string;
   outcome: ConsoleRun | null;
-  history: HistoryRow[];
+  history: HistoryLine[];
+  /** The history holds more lines than `history` (the page shows the newest until asked). */
+  moreHistory: boolean;
   historySearch: string;
   saved: SavedQueryRow[];
   userId: string;
@@ -116,7 +118,7 @@ export function ConsolePage(props: ConsoleProps) {
       )}
       <div class="console-lists">
         <SavedList saved={props.saved} userId={props.userId} isAdmin={props.isAdmin} csrf={props.csrf} />
-        <HistoryList history={props.history} search={props.historySearch} />
+        <HistoryList history={props.history} more={props.moreHistory} search={props.historySearch} />
       </div>
       {/* The editor (CodeMirror, bundled by bin/build.js); the form above works without it. */}
       <script src="/assets/sql-editor.js" type="module" />
@@ -239,7 +241,7 @@ function SavedList(props: { saved: SavedQueryRow[]; userId: string; isAdmin: boo
   );
 }
 
-function HistoryList(props: { history: HistoryRow[]; search: string }) {
+function HistoryList(props: { history: HistoryLine[]; more: boolean; search: string }) {
   return (
     <section class="card" aria-labelledby="history-heading">
       <h2 id="history-heading">History</h2>
@@ -275,6 +277,15 @@ function HistoryList(props: { history: HistoryRow[]; search: string }) {
           })}
         </ul>
       )}
+      {props.more ? (
+        <p>
+          <a
+            href={`/console?all_history=1${props.search ? `&q=${encodeURIComponent(props.search)}` : ''}#history-heading`}
+          >
+            Show the whole history
+          </a>
+        </p>
+      ) : null}
     </section>
   );
 }
