@@ -3,6 +3,7 @@ import { notFound } from '../core/errors.ts';
 import type { Tx } from '../store/db.ts';
 import {
   findHistory,
+  HISTORY_KEPT,
   type HistoryLine,
   type HistoryRow,
   listHistory,
@@ -22,13 +23,17 @@ export function queryHistory(sql: Tx, who: Person, search: string | null): Promi
   return listHistory(sql, who.orgId, who.userId, searchOf(search));
 }
 
-/** The lines the console lists, `limit` at most, and whether the history holds more. */
+/**
+ * The lines the console lists — the HISTORY_SHOWN newest, or with `all` every line kept — and
+ * whether the history holds more.
+ */
 export async function historyLines(
   sql: Tx,
   who: Person,
   search: string | null,
-  limit: number,
+  all: boolean,
 ): Promise<{ lines: HistoryLine[]; more: boolean }> {
+  const limit = all ? HISTORY_KEPT : HISTORY_SHOWN;
   const lines = await listHistoryLines(sql, who.orgId, who.userId, searchOf(search), limit + 1);
   return { lines: lines.slice(0, limit), more: lines.length > limit };
 }

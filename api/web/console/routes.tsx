@@ -3,9 +3,8 @@
 import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
 import { listDatabases } from '../../../registry/databases.ts';
-import { HISTORY_KEPT } from '../../../store/workspace.ts';
 import { type ConsoleRun, runInConsole } from '../../../workspace/console.ts';
-import { HISTORY_SHOWN, historyEntry, historyLines } from '../../../workspace/history.ts';
+import { historyEntry, historyLines } from '../../../workspace/history.ts';
 import {
   type Person,
   removeSavedQuery,
@@ -97,12 +96,7 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
     const allHistory = c.req.query('all_history') === '1';
     const [dbs, history, saved] = await Promise.all([
       listDatabases(deps.sql, pageCaller(c), { limit: 200 }),
-      historyLines(
-        deps.sql,
-        person(c),
-        search.slice(0, 200) || null,
-        allHistory ? HISTORY_KEPT : HISTORY_SHOWN,
-      ),
+      historyLines(deps.sql, person(c), search.slice(0, 200) || null, allHistory),
       savedQueries(deps.sql, person(c)),
     ]);
     return render(
