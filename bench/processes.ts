@@ -6,6 +6,8 @@
 // Time to ready: spawn → `serve` answers /readyz 200 (store and Temporal reached), `worker` logs
 // "worker started" (connected, workflow code loaded). Idle RSS: the resident set of a process that
 // has been ready and idle for IDLE_MS (V8 gives back its start-up garbage after some 20 s idle).
+// Idle CPU: what the process spent over the last CPU_WINDOW_MS of that time (/proc/<pid>/stat),
+// with nothing asked of it: its timers, probes and pollers only.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
@@ -21,6 +23,7 @@ import { type Bench, type BenchRow, percentile } from './report.ts';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const STARTS = 3;
 const IDLE_MS = 30_000;
+const CPU_WINDOW_MS = 10_000;
 const TARGET_MB = { serve: 180, worker: 200 } as const;
 
 type Role = keyof typeof TARGET_MB;
@@ -33,6 +36,8 @@ interface Variant {
 interface Measured {
   readyMs: number[];
   rssMb: number;
+  /** Percent of one core over the last CPU_WINDOW_MS of the idle time. */
+  idleCpu: number;
 }
 
 const bench: Bench = {
@@ -89,6 +94,12 @@ const bench: Bench = {
             comparison: `${(b.rssMb - s.rssMb).toFixed(0)} MB; target ≤ ${TARGET_MB[role]} MB: ${b.rssMb <= TARGET_MB[role] ? 'met' : 'MISSED'}`,
           },
           {
+            figure: `${role} idle CPU, built (the last ${CPU_WINDOW_MS / 1000} s of ${IDLE_MS / 1000} s idle)`,
+            value: `${b.idleCpu.toFixed(1)} % of a core`,
+            baseline: `sources through tsx ${s.idleCpu.toFixed(1)} %`,
+            comparison: 'timers, probes and pollers only: no request was made',
+          },
+          {
             figure: `${role} time to ready, built (p50 of ${STARTS})`,
             value: `${percentile(b.readyMs, 50).toFixed(0)} ms`,
             baseline: `sources through tsx ${percentile(s.readyMs, 50).toFixed(0)} ms`,
@@ -127,17 +138,33 @@ async function measurePair(
       else last[k] = { child: run.child, readyAt: performance.now() };
     }
   }
-  const rss: number[] = [];
-  for (const { child, readyAt } of last) {
-    const wait = readyAt + IDLE_MS - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    rss.push(await rssMb(child));
-  }
+  // Both idle at once; each is read on its own clock.
+  const idle = await Promise.all(
+    last.map(async ({ child, readyAt }) => {
+      await until(readyAt + IDLE_MS - CPU_WINDOW_MS);
+      const [cpu0, t0] = [await cpuTicks(child), performance.now()];
+      await until(readyAt + IDLE_MS);
+      const [cpu1, t1] = [await cpuTicks(child), performance.now()];
+      // Clock ticks are hundredths of a second (USER_HZ): ticks per ms × 1000 is percent.
+      return { rssMb: await rssMb(child), idleCpu: ((cpu1 - cpu0) * 1000) / (t1 - t0) };
+    }),
+  );
   for (const { child } of last) await stop(child);
   return [
-    { readyMs: ready[0], rssMb: rss[0]! },
-    { readyMs: ready[1], rssMb: rss[1]! },
+    { readyMs: ready[0], ...idle[0]! },
+    { readyMs: ready[1], ...idle[1]! },
   ];
+}
+
+async function until(at: number): Promise<void> {
+  const wait = at - performance.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+}
+
+/** User and system CPU of the process so far, in clock ticks (/proc/<pid>/stat fields 14 and 15). */
+async function cpuTicks(child: ChildProcess): Promise<number> {
+  const fields = (await readFile(`/proc/${child.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 async function startOne(
