@@ -37,25 +37,43 @@ export interface SavedQueryRow {
 export const HISTORY_KEPT = 100;
 
 /**
- * Adds a line to the person's history and forgets what falls past HISTORY_KEPT, in one statement:
- * the console waits for it before it shows the page. The insert and the delete see the same
- * snapshot, which does not hold the new line, so the delete keeps HISTORY_KEPT - 1 older lines;
- * it finds the first line to drop through the (user_id, ran_at) index rather than comparing every
- * line of the person's history with the ones kept.
+ * Adds a line to the person's history, forgets what falls past HISTORY_KEPT, and answers the
+ * lines the console lists next, newest first, in one statement (the console waits for it before
+ * it shows the page): the new line when it matches `search`, and of the HISTORY_KEPT - 1 older
+ * lines the delete keeps, the `older` newest that match. Every part of the statement reads the
+ * snapshot from before it, which does not hold the new line and still holds what the delete
+ * drops. The delete finds the first line to drop through the (user_id, ran_at) index rather than
+ * comparing every line of the person's history with the ones kept.
  */
-export async function insertHistory(sql: Tx, h: Omit<HistoryRow, 'ran_at'>): Promise<void> {
-  await sql`
+export async function insertHistory(
+  sql: Tx,
+  h: Omit<HistoryRow, 'ran_at'>,
+  listing: { search: string | null; older: number },
+): Promise<HistoryLine[]> {
+  const like = likePattern(listing.search);
+  return sql<HistoryLine[]>`
     with added as (
       insert into query_history
         (id, org_id, user_id, database_id, credential_id, statement, outcome, rows_count, duration_ms)
       values (${h.id}, ${h.org_id}, ${h.user_id}, ${h.database_id}, ${h.credential_id}, ${h.statement},
         ${h.outcome}, ${h.rows_count}, ${h.duration_ms})
+      returning ${sql(LINE_COLUMNS)}
+    ), trimmed as (
+      delete from query_history
+      where user_id = ${h.user_id}
+        and (ran_at, id) <= (
+          select ran_at, id from query_history where user_id = ${h.user_id}
+          order by ran_at desc, id desc offset ${HISTORY_KEPT - 1} limit 1)
     )
-    delete from query_history
-    where user_id = ${h.user_id}
-      and (ran_at, id) <= (
-        select ran_at, id from query_history where user_id = ${h.user_id}
-        order by ran_at desc, id desc offset ${HISTORY_KEPT - 1} limit 1)`;
+    select * from added where ${like}::text is null or statement ilike ${like}
+    union all
+    (select * from (
+        select ${sql(LINE_COLUMNS)} from query_history
+        where org_id = ${h.org_id} and user_id = ${h.user_id}
+        order by ran_at desc, id desc limit ${HISTORY_KEPT - 1}) kept
+      where ${like}::text is null or statement ilike ${like}
+      order by ran_at desc, id desc limit ${listing.older})
+    order by ran_at desc, id desc`;
 }
 
 /** The person's history, newest first; `search` matches the statement case-insensitively. */
@@ -89,6 +107,11 @@ const LINE_COLUMNS: Array<keyof HistoryLine> = [
   'ran_at',
 ];
 
+/** An ILIKE pattern matching `search` anywhere, its wildcards and escapes taken literally. */
+function likePattern(search: string | null): string | null {
+  return search ? `%${search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : null;
+}
+
 function historyOf<T extends object>(
   sql: Tx,
   columns: string[] | null,
@@ -97,7 +120,7 @@ function historyOf<T extends object>(
   search: string | null,
   limit: number,
 ): Promise<T[]> {
-  const like = search ? `%${search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : null;
+  const like = likePattern(search);
   return sql<T[]>`
     select ${columns ? sql(columns) : sql`*`} from query_history
     where org_id = ${orgId} and user_id = ${userId}

@@ -10,7 +10,7 @@ import { describeProtection } from '../governance/protection/index.ts';
 import { runGovernedQuery } from '../governance/query.ts';
 import type { GovernanceDeps } from '../governance/types.ts';
 import { newId } from '../store/ids.ts';
-import { insertHistory } from '../store/workspace.ts';
+import { addHistoryLine, type HistoryListing } from './history.ts';
 import type { Person } from './saved-queries.ts';
 import type { ColumnMark } from './schema.ts';
 
@@ -19,11 +19,17 @@ export type ConsoleRun =
   | { status: 'pending_review'; requestId: string; reviewsRequired: number; durationMs: number }
   | { status: 'error'; message: string; durationMs: number };
 
+/**
+ * Runs the statement, adds its line to the person's history and answers the run with the history
+ * lines the page lists next (`listing`: its search and whether the whole history is shown); the
+ * lines are null when the line could not be written, and the page reads them itself.
+ */
 export async function runInConsole(
   deps: GovernanceDeps,
   who: Person,
   q: { databaseId: string; credentialId: string; statement: string; justification: string | null },
-): Promise<ConsoleRun> {
+  listing: { search: string | null; all: boolean },
+): Promise<{ run: ConsoleRun; history: HistoryListing | null }> {
   const actor = { kind: 'user' as const, userId: who.userId, role: who.role };
   const started = performance.now();
   let run: ConsoleRun;
@@ -60,21 +66,23 @@ export async function runInConsole(
   }
   // A database the person cannot see is not named in their history either.
   const known = run.status !== 'error' || !/no such (database|credential)/.test(run.message);
-  await insertHistory(deps.sql, {
+  const line = {
     id: newId('qh'),
-    org_id: who.orgId,
-    user_id: who.userId,
     database_id: known && q.databaseId ? q.databaseId : null,
     credential_id: known && q.credentialId ? q.credentialId : null,
     statement: q.statement,
     outcome: run.status,
     rows_count: run.status === 'executed' ? rowsOf(run.result) : null,
     duration_ms: run.durationMs,
-  }).catch((err: unknown) => {
-    // The history is a convenience: a failed write (a database deleted meanwhile) loses one line.
-    deps.logger.warn({ err }, 'query history line not written');
-  });
-  return run;
+  };
+  const history = await addHistoryLine(deps.sql, who, line, listing.search, listing.all).catch(
+    (err: unknown) => {
+      // The history is a convenience: a failed write (a database deleted meanwhile) loses one line.
+      deps.logger.warn({ err }, 'query history line not written');
+      return null;
+    },
+  );
+  return { run, history };
 }
 
 /** Rows returned by a read, rows changed by a write. */

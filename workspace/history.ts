@@ -6,6 +6,7 @@ import {
   HISTORY_KEPT,
   type HistoryLine,
   type HistoryRow,
+  insertHistory,
   listHistory,
   listHistoryLines,
 } from '../store/workspace.ts';
@@ -32,9 +33,37 @@ export async function historyLines(
   who: Person,
   search: string | null,
   all: boolean,
-): Promise<{ lines: HistoryLine[]; more: boolean }> {
+): Promise<HistoryListing> {
   const limit = all ? HISTORY_KEPT : HISTORY_SHOWN;
   const lines = await listHistoryLines(sql, who.orgId, who.userId, searchOf(search), limit + 1);
+  return { lines: lines.slice(0, limit), more: lines.length > limit };
+}
+
+export interface HistoryListing {
+  lines: HistoryLine[];
+  more: boolean;
+}
+
+/** A run's line, as the console adds it to the person's history. */
+export type NewHistoryLine = Omit<HistoryRow, 'org_id' | 'user_id' | 'ran_at'>;
+
+/**
+ * Adds a run's line to the person's history and answers what historyLines would list after it,
+ * in one round trip; like it, one line more than it lists says whether there are more.
+ */
+export async function addHistoryLine(
+  sql: Tx,
+  who: Person,
+  line: NewHistoryLine,
+  search: string | null,
+  all: boolean,
+): Promise<HistoryListing> {
+  const limit = all ? HISTORY_KEPT : HISTORY_SHOWN;
+  const lines = await insertHistory(
+    sql,
+    { ...line, org_id: who.orgId, user_id: who.userId },
+    { search: searchOf(search), older: limit + 1 },
+  );
   return { lines: lines.slice(0, limit), more: lines.length > limit };
 }
 

@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import type { Deps } from '../../../core/deps.ts';
 import { listDatabases } from '../../../registry/databases.ts';
 import { type ConsoleRun, runInConsole } from '../../../workspace/console.ts';
-import { historyEntry, historyLines } from '../../../workspace/history.ts';
+import { type HistoryListing, historyEntry, historyLines } from '../../../workspace/history.ts';
 import {
   type Person,
   removeSavedQuery,
@@ -51,14 +51,17 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
     const target = form.credential ?? '';
     const [databaseId = '', credentialId = ''] = target.split('/');
     const statement = form.statement ?? '';
-    const run = await runInConsole(deps, person(c), {
-      databaseId,
-      credentialId,
-      statement,
-      justification: form.justification || null,
-    });
+    // The page's other reads need nothing of the run: they go alongside it, and the run's own
+    // statement that adds its history line answers the lines the page lists.
+    const lists = otherLists(c);
+    const { run, history } = await runInConsole(
+      deps,
+      person(c),
+      { databaseId, credentialId, statement, justification: form.justification || null },
+      historyListing(c),
+    );
     // With the editor, a selection ran alone: the page shows the whole text again.
-    return consolePage(c, target, form.editor_text || statement, run);
+    return consolePage(c, target, form.editor_text || statement, run, lists, history);
   });
 
   app.post('/console/saved', async (c) => {
@@ -89,15 +92,35 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
       : redirectWith(c, '/console', 'error', gone.error.detail);
   });
 
-  async function consolePage(c: Ctx, target: string, statement: string, outcome: ConsoleRun | null) {
-    const p = c.get('principal');
-    const search = c.req.query('q') ?? '';
-    // The newest lines, or the whole history when asked for (the list's "Show the whole history").
-    const allHistory = c.req.query('all_history') === '1';
-    const [dbs, history, saved] = await Promise.all([
+  /** The search over the history, and whether the whole history is listed (its "Show the whole history"). */
+  const historyListing = (c: Ctx) => ({
+    search: (c.req.query('q') ?? '').slice(0, 200) || null,
+    all: c.req.query('all_history') === '1',
+  });
+
+  /** The databases and saved queries the page lists, read at once; a failure waits for the page. */
+  function otherLists(c: Ctx) {
+    const lists = Promise.all([
       listDatabases(deps.sql, pageCaller(c), { limit: 200 }),
-      historyLines(deps.sql, person(c), search.slice(0, 200) || null, allHistory),
       savedQueries(deps.sql, person(c)),
+    ]);
+    lists.catch(() => {});
+    return lists;
+  }
+
+  async function consolePage(
+    c: Ctx,
+    target: string,
+    statement: string,
+    outcome: ConsoleRun | null,
+    lists = otherLists(c),
+    listed: HistoryListing | null = null,
+  ) {
+    const p = c.get('principal');
+    const { search, all } = historyListing(c);
+    const [[dbs, saved], history] = await Promise.all([
+      lists,
+      listed ?? historyLines(deps.sql, person(c), search, all),
     ]);
     return render(
       c,
@@ -111,7 +134,7 @@ export function consolePageRoutes(deps: Deps): Hono<PageEnv> {
         outcome={outcome}
         history={history.lines}
         moreHistory={history.more}
-        historySearch={search}
+        historySearch={c.req.query('q') ?? ''}
         saved={saved}
         userId={p.userId}
         isAdmin={p.role !== 'member'}
