@@ -6,8 +6,8 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
  * (workflow runs finished by the worker) are right whichever replica is scraped.
  */
 export const processRegistry = new Registry();
-// The event-loop lag histogram samples every 50 ms rather than prom-client's 10: the 10 ms timer
-// woke an idle process 100 times a second, two thirds of its idle CPU (`npm run bench --
+// The event-loop lag histogram samples every 50 ms rather than prom-client's 10: a 10 ms timer
+// wakes an idle process 100 times a second, two thirds of its idle CPU (`npm run bench --
 // processes`, idle CPU). 300 samples per 15 s scrape still give the lag's percentiles.
 collectDefaultMetrics({
   register: processRegistry,
