@@ -50,7 +50,7 @@ export async function insertHistory(
   h: Omit<HistoryRow, 'ran_at'>,
   listing: { search: string | null; older: number },
 ): Promise<HistoryLine[]> {
-  const like = likePattern(listing.search);
+  const matches = matching(sql, listing.search);
   return sql<HistoryLine[]>`
     with added as (
       insert into query_history
@@ -65,13 +65,13 @@ export async function insertHistory(
           select ran_at, id from query_history where user_id = ${h.user_id}
           order by ran_at desc, id desc offset ${HISTORY_KEPT - 1} limit 1)
     )
-    select * from added where ${like}::text is null or statement ilike ${like}
+    select * from added where ${matches}
     union all
     (select * from (
         select ${sql(LINE_COLUMNS)} from query_history
         where org_id = ${h.org_id} and user_id = ${h.user_id}
         order by ran_at desc, id desc limit ${HISTORY_KEPT - 1}) kept
-      where ${like}::text is null or statement ilike ${like}
+      where ${matches}
       order by ran_at desc, id desc limit ${listing.older})
     order by ran_at desc, id desc`;
 }
@@ -107,9 +107,10 @@ const LINE_COLUMNS: Array<keyof HistoryLine> = [
   'ran_at',
 ];
 
-/** An ILIKE pattern matching `search` anywhere, its wildcards and escapes taken literally. */
-function likePattern(search: string | null): string | null {
-  return search ? `%${search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : null;
+/** The condition that a line's statement holds `search` (ILIKE, its wildcards and escapes taken literally); without one, every line. */
+function matching(sql: Tx, search: string | null) {
+  if (!search) return sql`true`;
+  return sql`statement ilike ${`%${search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`}`;
 }
 
 function historyOf<T extends object>(
@@ -120,11 +121,9 @@ function historyOf<T extends object>(
   search: string | null,
   limit: number,
 ): Promise<T[]> {
-  const like = likePattern(search);
   return sql<T[]>`
     select ${columns ? sql(columns) : sql`*`} from query_history
-    where org_id = ${orgId} and user_id = ${userId}
-      and (${like}::text is null or statement ilike ${like})
+    where org_id = ${orgId} and user_id = ${userId} and ${matching(sql, search)}
     order by ran_at desc, id desc limit ${limit}`;
 }
 

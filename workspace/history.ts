@@ -28,15 +28,13 @@ export function queryHistory(sql: Tx, who: Person, search: string | null): Promi
  * The lines the console lists — the HISTORY_SHOWN newest, or with `all` every line kept — and
  * whether the history holds more.
  */
-export async function historyLines(
+export function historyLines(
   sql: Tx,
   who: Person,
   search: string | null,
   all: boolean,
 ): Promise<HistoryListing> {
-  const limit = all ? HISTORY_KEPT : HISTORY_SHOWN;
-  const lines = await listHistoryLines(sql, who.orgId, who.userId, searchOf(search), limit + 1);
-  return { lines: lines.slice(0, limit), more: lines.length > limit };
+  return listing(all, (count) => listHistoryLines(sql, who.orgId, who.userId, searchOf(search), count));
 }
 
 export interface HistoryListing {
@@ -47,23 +45,30 @@ export interface HistoryListing {
 /** A run's line, as the console adds it to the person's history. */
 export type NewHistoryLine = Omit<HistoryRow, 'org_id' | 'user_id' | 'ran_at'>;
 
-/**
- * Adds a run's line to the person's history and answers what historyLines would list after it,
- * in one round trip; like it, one line more than it lists says whether there are more.
- */
-export async function addHistoryLine(
+/** Adds a run's line to the person's history and answers what historyLines would list after it, in one round trip. */
+export function addHistoryLine(
   sql: Tx,
   who: Person,
   line: NewHistoryLine,
   search: string | null,
   all: boolean,
 ): Promise<HistoryListing> {
-  const limit = all ? HISTORY_KEPT : HISTORY_SHOWN;
-  const lines = await insertHistory(
-    sql,
-    { ...line, org_id: who.orgId, user_id: who.userId },
-    { search: searchOf(search), older: limit + 1 },
+  return listing(all, (count) =>
+    insertHistory(
+      sql,
+      { ...line, org_id: who.orgId, user_id: who.userId },
+      { search: searchOf(search), older: count },
+    ),
   );
+}
+
+/** The lines listed, read one more than listed to know whether there are more, with no count query. */
+async function listing(
+  all: boolean,
+  read: (count: number) => Promise<HistoryLine[]>,
+): Promise<HistoryListing> {
+  const limit = all ? HISTORY_KEPT : HISTORY_SHOWN;
+  const lines = await read(limit + 1);
   return { lines: lines.slice(0, limit), more: lines.length > limit };
 }
 
