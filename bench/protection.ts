@@ -5,8 +5,8 @@ import nodeSqlParser from 'node-sql-parser';
 import { rewriteMysql } from '../governance/protection/mysql.ts';
 import { parsePg } from '../governance/protection/pg-parse.ts';
 import { rewritePostgres } from '../governance/protection/postgres.ts';
-import { testRules, testSchema } from '../governance/protection/test-schema.ts';
 import { loadPostgresParser as loadParser } from '../sql/parse.ts';
+import { testRules, testSchema } from '../test/fixtures/protection-schema.ts';
 import { type Bench, type BenchRow, percentile, sample } from './report.ts';
 
 const SQL =

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { rewriteMysql } from '../governance/protection/mysql.ts';
 import { ProtectionParseError, ProtectionRefusedError } from '../governance/protection/rules.ts';
-import { testRules, testSchema } from '../governance/protection/test-schema.ts';
 import { inverseStatement } from '../governance/undo/statements.ts';
+import { testRules, testSchema } from '../test/fixtures/protection-schema.ts';
 
 const schema = testSchema('shop', true);
 const rules = testRules(true);

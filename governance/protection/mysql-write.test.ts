@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { testRules, testSchema } from '../../test/fixtures/protection-schema.ts';
 import { rewriteMysql } from './mysql.ts';
 import { ProtectionRefusedError } from './rules.ts';
-import { testRules, testSchema } from './test-schema.ts';
 
 const schema = testSchema('shop', true);
 const rules = testRules(true);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { testRules, testSchema } from '../../test/fixtures/protection-schema.ts';
 import { rewritePostgres } from './postgres.ts';
 import { ProtectionRefusedError } from './rules.ts';
-import { testRules, testSchema } from './test-schema.ts';
 
 const schema = testSchema('public', false);
 const rules = testRules(false);
