@@ -93,6 +93,8 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
         policyId: x.policyId,
         statement: x.statement,
         params: x.secretParams ?? x.params,
+        // Secret parameters are the rows an undo puts back (governance/undo undoExecution).
+        restoresKeptRows: x.secretParams !== undefined,
       }),
     );
     policy = plan.applied && { policyId: plan.applied.policyId, version: plan.applied.version };

@@ -14,6 +14,8 @@ export interface SubmitCheck {
   policyId?: string | null;
   statement: string;
   params: ParamValue[];
+  /** An undo's inverse, bound to the rows its write kept (RuleBook.restoresKeptRows). */
+  restoresKeptRows?: boolean;
 }
 
 /**

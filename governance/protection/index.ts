@@ -41,6 +41,8 @@ export interface ProtectionInput {
   policyId?: string | null | undefined;
   statement: string;
   params: ParamValue[];
+  /** An undo's inverse, bound to the rows its write kept (RuleBook.restoresKeptRows). */
+  restoresKeptRows?: boolean;
 }
 
 /** What the pipeline runs, and how it redacts what comes back. */
@@ -84,7 +86,13 @@ export async function planProtection(deps: ProtectionDeps, input: ProtectionInpu
       `policy ${found.policy.name} applies to you on ${db.name}, and ${db.adapter} queries cannot be analyzed, so none may run`,
     );
   }
-  const rules = new RuleBook(found.policy.id, found.policy.hash_salt, found.rules, db.adapter === 'mysql');
+  const rules = new RuleBook(
+    found.policy.id,
+    found.policy.hash_salt,
+    found.rules,
+    db.adapter === 'mysql',
+    input.restoresKeptRows === true,
+  );
   const rewrite = async (schema: DbSchema) =>
     db.adapter === 'postgres'
       ? rewritePostgres(input.statement, schema, rules)

@@ -22,14 +22,14 @@ describe('MySQL writes under a policy: what reads nothing protected runs, printe
   it.each([
     ['update orders set total = 0 where id = 7', 'UPDATE `orders` SET `total` = 0 WHERE `id` = 7'],
     [
-      "update users set email = 'x@y', ssn = ? where id = 3",
-      "UPDATE `users` SET `email` = 'x@y', `ssn` = ? WHERE `id` = 3",
+      "update users set email = 'x@y', phone = ? where id = 3",
+      "UPDATE `users` SET `email` = 'x@y', `phone` = ? WHERE `id` = 3",
     ],
     [
-      "insert into users (id, email, ssn) values (9, ?, '123')",
-      "INSERT INTO `users` (id, email, ssn) VALUES (9,?,'123')",
+      "insert into users (id, email, phone) values (9, ?, '123')",
+      "INSERT INTO `users` (id, email, phone) VALUES (9,?,'123')",
     ],
-    ["replace into users (id, ssn) values (9, '1')", "REPLACE INTO `users` (id, ssn) VALUES (9,'1')"],
+    ["replace into users (id, phone) values (9, '1')", "REPLACE INTO `users` (id, phone) VALUES (9,'1')"],
     ['delete from users where name = ?', 'DELETE FROM `users` WHERE `name` = ?'],
     ["insert into users set id = 1, email = 'x'", "INSERT INTO `users` SET `id` = 1, `email` = 'x'"],
     [
@@ -86,6 +86,30 @@ describe('MySQL writes under a policy: a read of a protected column is refused, 
     const detail = refusal(sql);
     expect(detail).toContain(column);
     expect(detail).toContain(clause);
+  });
+
+  it('a table is not renamed: rules name tables', () => {
+    for (const sql of [
+      'rename table orders to orders_old, users to orders',
+      'alter table users rename to orders',
+      'alter table users rename orders',
+      'alter table users rename as orders',
+    ])
+      expect(refusal(sql), sql).toMatch(/renaming a table is refused/);
+    expect(rewrite('alter table users rename column name to n2')).toMatch(/^ALTER TABLE /);
+  });
+
+  it('a hashed column is not written: a written guess would match the stored hashes', () => {
+    for (const sql of [
+      "update users set ssn = '123-45-6789' where id = 100",
+      'update users u join orders o on o.user_id = u.id set u.ssn = ?',
+      'insert into users (id, ssn) values (100, ?)',
+      'insert into users values (100, ?, ?, ?, ?)',
+      'insert into users set id = 1, ssn = ?',
+      "insert into users (id) values (1) on duplicate key update ssn = 'x'",
+      "replace into users (id, ssn) values (9, '1')",
+    ])
+      expect(refusal(sql), sql).toMatch(/writes users\.ssn, which your data-protection policy shows hashed/);
   });
 
   it('unknown statements, stored functions and crafted names fail closed', () => {

@@ -4,7 +4,7 @@
 import type { DbSchema, RelationInfo } from '../../sql/catalog.ts';
 import { isObj, list, nameOf, type Obj } from '../../sql/mysql-tree.ts';
 import { checkFunction } from './mysql-refuse.ts';
-import { ProtectionRefusedError, type RuleBook, WriteReads } from './rules.ts';
+import { ProtectionRefusedError, type RuleBook, UnknownColumnError, WriteReads } from './rules.ts';
 import { type Level, Scope } from './scope.ts';
 
 type Ctes = ReadonlyArray<Map<string, string[] | null>>;
@@ -123,6 +123,8 @@ class MysqlWriteCheck {
     this.reads.clause = clause;
     for (const a of list(set)) {
       if (!isObj(a)) throw new ProtectionRefusedError(`this ${clause} is not supported`);
+      const column = nameOf(a.column);
+      if (column !== null) this.assigned(scope, nameOf(a.table), column);
       // VALUES(col) in ON DUPLICATE KEY UPDATE is the value the statement itself proposed.
       if (isProposedValue(a.value)) continue;
       a.value = this.rw.expr(a.value, scope, ctes);
@@ -138,6 +140,13 @@ class MysqlWriteCheck {
     }
     const target = this.level(s.table, 'the INSERT target', ctes);
     const values = isObj(s.values) ? s.values : null;
+    // Without a column list, VALUES and SELECT fill the columns in order, any of them.
+    const columns = list(s.columns) as string[];
+    if (columns.length > 0) for (const c of columns) this.assigned(target, null, c);
+    else if (values)
+      for (const e of target.innermost?.entries ?? [])
+        if (e.kind === 'base')
+          for (const c of e.rel.columns) this.reads.assigned(e.rel.schema, e.rel.name, c.name);
     if (values?.type === 'select') {
       // INSERT … SELECT sees no column of the written table.
       this.reads.clause = 'the inserted values';
@@ -166,6 +175,19 @@ class MysqlWriteCheck {
     }
   }
 
+  /** A column given a value: WriteReads.assigned refuses a hashed one. */
+  private assigned(scope: Scope, table: string | null, column: string): void {
+    let r: ReturnType<Scope['resolveBare']>;
+    try {
+      r = table ? scope.resolveQualified([table], column) : scope.resolveBare(column, false);
+    } catch (err) {
+      // Not a column of the written tables: the server refuses the statement.
+      if (err instanceof UnknownColumnError) return;
+      throw err;
+    }
+    if (r.kind === 'base') this.reads.assigned(r.entry.rel.schema, r.entry.rel.name, r.column.name);
+  }
+
   private readAll(rel: RelationInfo): void {
     for (const c of rel.columns) this.reads.treatment(rel.schema, rel.name, c.name);
   }
@@ -176,7 +198,13 @@ class MysqlWriteCheck {
    * values, so DDL naming one is refused. Functions are checked as in a read.
    */
   private ddl(type: string, s: Obj): void {
-    if (type === 'drop' || type === 'truncate' || type === 'rename') return;
+    // Rules name tables: a renamed table's rows would be read under another name's rules
+    // (`users` renamed to a shown `orders`). The Postgres check refuses the same (pg-write.ts).
+    if (type === 'rename' || (type === 'alter' && list(s.expr).some(renamesTable)))
+      throw new ProtectionRefusedError(
+        'renaming a table is refused under a data-protection policy: its rules name it',
+      );
+    if (type === 'drop' || type === 'truncate') return;
     if (type === 'create' && (isObj(s.select) || isObj(s.query_expr))) {
       this.reads.clause = 'the AS query';
       const q = isObj(s.select) ? s.select : (s.query_expr as Obj);
@@ -222,6 +250,10 @@ class MysqlWriteCheck {
       name === null ? undefined : rel?.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
     if (rel && col) this.reads.treatment(rel.schema, rel.name, col.name);
   }
+}
+
+function renamesTable(action: unknown): boolean {
+  return isObj(action) && action.action === 'rename' && action.resource !== 'column';
 }
 
 function isProposedValue(v: unknown): boolean {

@@ -21,7 +21,7 @@ export type Ctes = ReadonlyArray<Map<string, string[] | null>>;
 export interface Rewrite {
   readonly schema: DbSchema;
   readonly rules: RuleBook;
-  select(sel: Fields, outer: Scope, ctes: Ctes, top: boolean): string[];
+  select(sel: Fields, outer: Scope, ctes: Ctes, top: boolean): string[] | null;
   expr(n: unknown, scope: Scope, ctes: Ctes): unknown;
 }
 
@@ -40,7 +40,7 @@ export function withClause(rw: Rewrite, w: Fields, outer: Scope, ctes: Ctes): Ma
     // A recursive CTE refers to itself; its columns are unknown until its body is read.
     if (w.recursive) mine.set(name, aliases.length ? aliases : null);
     const out = rw.select(query, outer, visible, false);
-    mine.set(name, renamed(out, aliases));
+    mine.set(name, out && renamed(out, aliases));
   }
   return mine;
 }
@@ -61,7 +61,7 @@ export function fromItem(rw: Rewrite, item: unknown, level: Level, outer: Scope,
       break;
     case 'RangeSubselect': {
       const out = rw.select(mustSelect(f.subquery), lateral(), ctes, false);
-      entry = { kind: 'derived', refName: aliasName ?? '', columns: renamed(out, colAliases) };
+      entry = { kind: 'derived', refName: aliasName ?? '', columns: out && renamed(out, colAliases) };
       break;
     }
     case 'RangeFunction':

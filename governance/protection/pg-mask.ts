@@ -29,6 +29,20 @@ export function expandTree(rules: RuleBook, tree: FromTree): unknown[] {
   return [...tree.using.map((u) => target(u, merged(u))), ...rest];
 }
 
+/** The names of the outputs `*` stands for over one FROM tree, in expandTree's order (null: not known). */
+export function treeNames(tree: FromTree): string[] | null {
+  if ('entry' in tree) return entryNames(tree.entry);
+  const using = new Set(tree.using);
+  const sides = [treeNames(tree.left), treeNames(tree.right)];
+  if (sides.some((s) => s === null)) return null;
+  return [...tree.using, ...sides.flatMap((s) => s!.filter((n) => !using.has(n)))];
+}
+
+/** The names of the outputs `alias.*` stands for: the server expands it to the entry's columns. */
+export function entryNames(entry: Entry): string[] | null {
+  return entry.kind === 'base' ? [...entry.colNames] : entry.columns && [...entry.columns];
+}
+
 /** The targets `alias.*` stands for: each column of a base entry masked, a derived one kept. */
 export function expandEntry(rules: RuleBook, entry: Entry, skip = new Set<string>()): unknown[] {
   if (entry.kind === 'derived') {

@@ -20,12 +20,12 @@ describe('Postgres writes under a policy: what reads nothing protected runs unch
   it.each([
     ['update orders set total = 0 where id = 7', 'UPDATE orders SET total = 0 WHERE id = 7'],
     [
-      "update users set email = 'x@y', ssn = $1 where id = 3",
-      "UPDATE users SET email = 'x@y', ssn = $1 WHERE id = 3",
+      "update users set email = 'x@y', phone = $1 where id = 3",
+      "UPDATE users SET email = 'x@y', phone = $1 WHERE id = 3",
     ],
     [
-      "insert into users (id, email, ssn) values (9, $1, '123')",
-      "INSERT INTO users ( id, email, ssn ) VALUES (9, $1, '123')",
+      "insert into users (id, email, phone) values (9, $1, '123')",
+      "INSERT INTO users ( id, email, phone ) VALUES (9, $1, '123')",
     ],
     ['delete from users where name = $1', 'DELETE FROM users WHERE name = $1'],
     ['delete from orders using users where users.id = orders.user_id and users.name = $1', null],
@@ -114,10 +114,56 @@ describe('Postgres writes under a policy: a read of a protected column is refuse
     ["alter table users add constraint c check (ssn like '1%')", 'users.ssn', 'the definition'],
     ['alter table users alter column phone type int using phone::int', 'users.phone', 'the definition'],
     ['create table t5 (e text references users (email))', 'users.email', 'the definition'],
+    // The whole row, however it is written, reads every column: a failed cast quotes it.
+    ['alter table users add constraint c check ((users)::text::int > 0)', 'users.email', 'the definition'],
+    ['alter table users add constraint c check ((users).ssn::int > 0)', 'users.email', 'the definition'],
+    ['alter table users alter column name type text using (users::text)', 'users.email', 'the definition'],
+    ['alter table users alter column name type text using (users).email', 'users.email', 'the definition'],
+    ['create unique index on users (((users).ssn))', 'users.email', 'the definition'],
+    ['create index on users ((users.*))', 'users.email', 'the definition'],
   ])('%s', async (sql, column, clause) => {
     const detail = await refusal(sql);
     expect(detail).toContain(column);
     expect(detail).toContain(clause);
+  });
+
+  it('a table, view or schema is not renamed, nor made to inherit or attached: rules name tables', async () => {
+    for (const sql of [
+      'alter table users rename to orders',
+      'alter table orders rename to orders_old',
+      'alter view v rename to orders',
+      'alter schema public rename to x',
+    ])
+      expect(await refusal(sql), sql).toMatch(/renaming a table, view or schema is refused/);
+    expect(await refusal('alter table users inherit orders')).toMatch(/INHERIT is refused/);
+    expect(await refusal('alter table orders attach partition users for values in (1)')).toMatch(
+      /ATTACH PARTITION is refused/,
+    );
+    // A shown column, an index or a whole row of a table with nothing protected stay allowed.
+    for (const sql of [
+      'alter table users rename column name to n2',
+      'alter index users_pkey rename to k',
+      "alter table orders add constraint ck check ((orders)::text <> '')",
+    ])
+      expect(await rewrite(sql), sql).toMatch(/^ALTER /);
+  });
+
+  it('a hashed column is not written: a written guess would match the stored hashes', async () => {
+    for (const sql of [
+      "update users set ssn = '123-45-6789' where id = 100",
+      'insert into users (id, ssn) values (100, $1)',
+      'insert into users values (100, $1, $2, $3, $4)',
+      'insert into users select * from users where false',
+      'insert into users (id) values (1) on conflict (id) do update set ssn = $1',
+      'merge into users u using orders o on o.user_id = u.id when matched then update set ssn = $1',
+      'merge into users u using orders o on o.user_id = u.id when not matched then insert values (o.id, $1, $2, $3, $4)',
+    ])
+      expect(await refusal(sql), sql).toMatch(
+        /writes users\.ssn, which your data-protection policy shows hashed/,
+      );
+    // Masked, partial and shown columns are written blind as before; DEFAULT VALUES writes none.
+    expect(await rewrite("insert into users (id, email, phone) values (1, $1, '12')")).toMatch(/^INSERT /);
+    expect(await rewrite('insert into users default values')).toMatch(/^INSERT /);
   });
 
   it('a data-modifying CTE, a whole row, a user-defined function and an unknown kind of statement fail closed', async () => {

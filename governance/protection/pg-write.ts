@@ -167,12 +167,16 @@ class PgWriteCheck {
     f[key] = this.rw.expr(f[key], scope, ctes);
   }
 
-  /** SET / INSERT targets: assigning is not reading; subscripts and the values are read. */
-  private assign(targets: unknown, scope: Scope, ctes: Ctes, clause: string): void {
+  /**
+   * SET / INSERT targets: assigning is not reading (a hashed column excepted, WriteReads.assigned);
+   * subscripts and the values are read.
+   */
+  private assign(targets: unknown, scope: Scope, ctes: Ctes, clause: string, entry: BaseEntry): void {
     this.reads.clause = clause;
     for (const t of list(targets)) {
       const rt = as(t, 'ResTarget');
       if (!rt) throw new ProtectionRefusedError(`this ${clause} is not supported`);
+      if (typeof rt.name === 'string') this.assigned(entry, rt.name);
       if (rt.indirection !== undefined) rt.indirection = this.rw.expr(rt.indirection, scope, ctes);
       if (rt.val !== undefined) rt.val = this.rw.expr(rt.val, scope, ctes);
     }
@@ -206,6 +210,10 @@ class PgWriteCheck {
   private insert(f: Fields): void {
     const ctes = this.ctes(f);
     const { level, entry } = this.target(f, ctes);
+    // Without a column list, VALUES and SELECT fill the columns in order, any of them.
+    const cols = list(f.cols);
+    if (cols.length > 0) this.assign(cols, new Scope([], false), ctes, 'the INSERT column list', entry);
+    else if (f.selectStmt) for (const name of entry.colNames) this.assigned(entry, name);
     // INSERT … SELECT and VALUES see no column of the written table.
     if (f.selectStmt) {
       this.reads.clause = 'the inserted values';
@@ -230,7 +238,7 @@ class PgWriteCheck {
       // DO UPDATE sees the row in the table and the proposed one (EXCLUDED), which the author wrote.
       const excluded = { kind: 'derived', refName: 'excluded', columns: null } as const;
       const both = new Scope([{ entries: [entry, excluded], using: new Set() }], false);
-      this.assign(conflict.targetList, both, ctes, 'the ON CONFLICT DO UPDATE SET clause');
+      this.assign(conflict.targetList, both, ctes, 'the ON CONFLICT DO UPDATE SET clause', entry);
       this.expr(conflict, 'whereClause', both, ctes, 'the ON CONFLICT DO UPDATE WHERE clause');
     }
     this.returning(f, scope, ctes);
@@ -238,10 +246,10 @@ class PgWriteCheck {
 
   private update(f: Fields): void {
     const ctes = this.ctes(f);
-    const { level } = this.target(f, ctes);
+    const { level, entry } = this.target(f, ctes);
     this.from(f.fromClause, level, ctes, 'the FROM clause');
     const scope = new Scope([level], false);
-    this.assign(f.targetList, scope, ctes, 'the SET clause');
+    this.assign(f.targetList, scope, ctes, 'the SET clause', entry);
     this.expr(f, 'whereClause', scope, ctes, 'the WHERE clause');
     this.returning(f, scope, ctes);
   }
@@ -257,18 +265,31 @@ class PgWriteCheck {
 
   private merge(f: Fields): void {
     const ctes = this.ctes(f);
-    const { level } = this.target(f, ctes);
+    const { level, entry } = this.target(f, ctes);
     this.from([f.sourceRelation], level, ctes, 'the USING clause');
     const scope = new Scope([level], false);
     this.expr(f, 'joinCondition', scope, ctes, 'the ON condition');
     for (const w of list(f.mergeWhenClauses)) {
       const when = as(w, 'MergeWhenClause') ?? refuse('this MERGE action is not supported');
       this.expr(when, 'condition', scope, ctes, 'a WHEN condition');
-      this.assign(when.targetList, scope, ctes, 'a WHEN … UPDATE SET clause');
+      this.assign(when.targetList, scope, ctes, 'a WHEN … UPDATE SET clause', entry);
+      // INSERT VALUES without a column list fills the columns in order.
+      if (
+        when.commandType === 'CMD_INSERT' &&
+        list(when.targetList).length === 0 &&
+        when.values !== undefined
+      )
+        for (const name of entry.colNames) this.assigned(entry, name);
       this.reads.clause = 'a WHEN … INSERT VALUES list';
       if (when.values !== undefined) when.values = this.rw.expr(when.values, scope, ctes);
     }
     this.returning(f, scope, ctes);
+  }
+
+  /** A column of the written table given a value (by name, as the table shows it). */
+  private assigned(entry: BaseEntry, name: string): void {
+    const col = entry.rel.columns[entry.colNames.indexOf(name)];
+    if (col) this.reads.assigned(entry.rel.schema, entry.rel.name, col.name);
   }
 
   /** A column of the written table named by a clause that compares or indexes it. */
@@ -287,6 +308,7 @@ class PgWriteCheck {
    */
   private ddl(f: Fields): void {
     this.reads.clause = 'the definition';
+    renames(f);
     const rel = isObj(f.relation) ? this.relation(f.relation) : null;
     const walk = (n: unknown): void => {
       if (Array.isArray(n)) {
@@ -307,12 +329,18 @@ class PgWriteCheck {
           if (v.kind === 'AEXPR_OP') checkOperator(names(v.name), this.schema);
           break;
         case 'ColumnRef':
-          this.named(rel, sval(list(v.fields).at(-1)));
+          this.reference(rel, list(v.fields));
           break;
         case 'IndexElem':
           if (typeof v.name === 'string') this.named(rel, v.name);
           break;
         case 'AlterTableCmd':
+          // Inheriting from a table or becoming its partition puts these rows into its reads,
+          // under its rules, not this table's.
+          if (v.subtype === 'AT_AddInherit' || v.subtype === 'AT_AttachPartition')
+            throw new ProtectionRefusedError(
+              `${v.subtype === 'AT_AddInherit' ? 'INHERIT' : 'ATTACH PARTITION'} is refused under a data-protection policy: the rows would be read under another table's rules`,
+            );
           if (typeof v.name === 'string') this.named(rel, v.name);
           break;
         case 'Constraint': {
@@ -340,11 +368,49 @@ class PgWriteCheck {
     return this.schema.find(typeof rv.schemaname === 'string' ? rv.schemaname : null, String(rv.relname));
   }
 
+  /**
+   * A column reference in a definition. On an existing table, `t.*`, the whole row `t` (also as
+   * `(t).col`, `t::text`) and any name that is not one of its columns read every column: a
+   * CHECK, a USING conversion or an index expression over them answers with their values (an
+   * error quoting the row, a column filled from it).
+   */
+  private reference(rel: RelationInfo | null, fields: unknown[]): void {
+    const last = fields.at(-1);
+    const name = sval(last);
+    if (rel && (kindOf(last) === 'A_Star' || !rel.columns.some((c) => c.name === name))) {
+      for (const c of rel.columns) this.reads.treatment(rel.schema, rel.name, c.name);
+      return;
+    }
+    this.named(rel, name);
+  }
+
   private named(rel: RelationInfo | null, name: string | null): void {
     const col = name === null ? undefined : rel?.columns.find((c) => c.name === name);
     if (rel && col) this.reads.treatment(rel.schema, rel.name, col.name);
   }
 }
+
+/**
+ * Rules name tables (and schemas): renaming a table, a view or a schema would move its rows under
+ * another name's rules (`users` renamed to a shown `orders`). A column is checked as named
+ * (ddl below); other objects (constraints, indexes, sequences, …) hold no rows.
+ */
+function renames(f: Fields): void {
+  const type = f.renameType;
+  if (typeof type !== 'string') return;
+  if (RENAMED_ROWS.has(type))
+    throw new ProtectionRefusedError(
+      'renaming a table, view or schema is refused under a data-protection policy: its rules name it',
+    );
+}
+
+const RENAMED_ROWS = new Set([
+  'OBJECT_TABLE',
+  'OBJECT_VIEW',
+  'OBJECT_MATVIEW',
+  'OBJECT_FOREIGN_TABLE',
+  'OBJECT_SCHEMA',
+]);
 
 function refuse(reason: string): never {
   throw new ProtectionRefusedError(reason);

@@ -69,6 +69,34 @@ describe('Postgres rewriter: a rewritten target keeps the name the server gives 
   });
 });
 
+describe('Postgres rewriter: a subquery claims only the columns the server gives it', () => {
+  // `alias.*` of a subquery is that subquery's columns, never a column named after the alias:
+  // a reference to `ssn` below must fall through to the outer users.ssn, and be masked there.
+  it.each([
+    'select id, (select ssn from (select ssn.* from (select 1 as a) ssn) t) as v from users',
+    'select id, (select ssn from (select * from (select 1 as a) ssn) t) from users',
+    'with c as (select ssn.* from (select 1 as a) ssn) select (select ssn from c) from users',
+    'select id, (select ssn from (select (ssn).* from (select row(1) as ssn) x) t) from users',
+    'select id, (select array[ssn, email] from (select ssn.*, email.* from (select 1 as a) ssn, (select 1 as b) email) t) from users',
+  ])('%s', async (sql) => {
+    const out = await flat(sql);
+    expect(out).toContain("md5('salt:' || users.ssn::text)");
+    // The bare reference, left as written, would be the clear value.
+    expect(out).not.toMatch(/(SELECT |ARRAY\[)ssn[ ,\]]/);
+  });
+
+  it('ORDER BY and DISTINCT ON a name that is no output are masked inputs', async () => {
+    expect(await flat('select ssn.*, users.id from (select 1 as a) ssn, users order by ssn')).toMatch(
+      /ORDER BY md5\('salt:' \|\| users\.ssn::text\)$/,
+    );
+    expect(
+      await flat('select distinct on (email) email.*, users.id from (select 1 as a) email, users'),
+    ).toMatch(/^SELECT DISTINCT ON \('\*\*\*\*'::text\)/);
+    // A named output is still sorted on as written.
+    expect(await flat('select t.*, 1 as y from (select 1 as a) t order by y, a')).toMatch(/ORDER BY y, a$/);
+  });
+});
+
 describe('Postgres rewriter: what cannot be proven safe is refused', () => {
   it.each([
     ['select row_to_json(u) from users u', /whole-row/],
@@ -76,6 +104,7 @@ describe('Postgres rewriter: what cannot be proven safe is refused', () => {
     ['copy users to stdout', /COPY is refused/],
     ["select lo_import('/etc/passwd')", /lo_import/],
     ['select 1 operator(public.===) 2', /operator/],
+    ['select id from users order by id using ===', /operator === is user-defined/],
     ['select 1; select 2', /one statement/],
   ])('%s', async (sql, message) => {
     await expect(rewrite(sql)).rejects.toThrow(message);

@@ -9,7 +9,7 @@ import type { DbSchema } from '../../sql/catalog.ts';
 import { deparsePostgres, loadPostgresParser } from '../../sql/parse.ts';
 import { as, type Fields, figureName, isObj, kindOf, list, names, sval } from '../../sql/pg-tree.ts';
 import { type Ctes, type FromTree, fromItem, type Rewrite, withClause } from './pg-from.ts';
-import { expandEntry, expandTree, protect } from './pg-mask.ts';
+import { entryNames, expandEntry, expandTree, protect, treeNames } from './pg-mask.ts';
 import { parsePg } from './pg-parse.ts';
 import { checkFunction, checkOperator, mustSelect, SELECT_KEYS } from './pg-refuse.ts';
 import { checkPostgresWrite } from './pg-write.ts';
@@ -87,8 +87,14 @@ export class PgRewriter implements Rewrite {
     readonly rules: RuleBook,
   ) {}
 
-  /** Rewrites a SelectStmt in place; returns its output column names. */
-  select(sel: Fields, outer: Scope, ctes: Ctes, top: boolean): string[] {
+  /**
+   * Rewrites a SelectStmt in place; returns its output column names, or null when they are not
+   * all known (a subquery's or table function's `alias.*`, a composite's `(x).*`). A name this
+   * returns must be one the server gives: a derived entry that claims a column it does not have
+   * would leave a reference to it unmasked, and the server would resolve that reference to a
+   * table column of an outer level.
+   */
+  select(sel: Fields, outer: Scope, ctes: Ctes, top: boolean): string[] | null {
     for (const key of Object.keys(sel)) {
       if (key === 'intoClause')
         throw new ProtectionRefusedError('SELECT INTO is refused (it writes a table)');
@@ -117,26 +123,29 @@ export class PgRewriter implements Rewrite {
     const level: Level = { entries: [], using: new Set() };
     const trees = list(sel.fromClause).map((item) => fromItem(this, item, level, outer, visible));
     const scope = outer.push(level);
-    sel.targetList = this.targets(list(sel.targetList), trees, scope, visible, top);
-    const outputs = list(sel.targetList).map((t) => {
-      const rt = as(t, 'ResTarget')!;
-      return typeof rt.name === 'string' ? rt.name : figureName(rt.val);
-    });
+    const { targets, names: known } = this.targets(list(sel.targetList), trees, scope, visible, top);
+    sel.targetList = targets;
+    const outputs = known.every((n) => n !== null) ? (known as string[]) : null;
     for (const k of ['whereClause', 'havingClause', 'windowClause', 'limitCount', 'limitOffset']) {
       this.rewriteKey(sel, k, scope, visible);
     }
     // GROUP BY prefers input columns, ORDER BY and DISTINCT ON output names (SQL92 rules of
-    // findTargetlistEntrySQL92); a bare output name is already a protected value.
+    // findTargetlistEntrySQL92); a bare output name is already a protected value. A name no
+    // known output has is rewritten as an input, so a key is masked or is an output, never raw.
+    const named = known.filter((n): n is string => n !== null);
     if (sel.groupClause)
-      sel.groupClause = list(sel.groupClause).map((g) => this.sortKey(g, scope, visible, outputs, false));
+      sel.groupClause = list(sel.groupClause).map((g) => this.sortKey(g, scope, visible, named, false));
     if (sel.distinctClause) {
       sel.distinctClause = list(sel.distinctClause).map((d) =>
-        kindOf(d) ? this.sortKey(d, scope, visible, outputs, true) : d,
+        kindOf(d) ? this.sortKey(d, scope, visible, named, true) : d,
       );
     }
     for (const s of list(sel.sortClause)) {
       const sortBy = as(s, 'SortBy');
-      if (sortBy) sortBy.node = this.sortKey(sortBy.node, scope, visible, outputs, true);
+      if (!sortBy) continue;
+      // ORDER BY … USING op sorts by calling the operator.
+      if (sortBy.useOp !== undefined) checkOperator(names(sortBy.useOp), this.schema);
+      sortBy.node = this.sortKey(sortBy.node, scope, visible, named, true);
     }
     return outputs;
   }
@@ -145,27 +154,45 @@ export class PgRewriter implements Rewrite {
     if (sel[key] !== undefined) sel[key] = this.expr(sel[key], scope, ctes);
   }
 
-  /** The select list, with `*` and `t.*` expanded so each protected column is masked. */
-  private targets(targets: unknown[], trees: FromTree[], scope: Scope, ctes: Ctes, top: boolean): unknown[] {
+  /**
+   * The select list, with `*` and `t.*` expanded so each protected column is masked, and the
+   * names of its outputs in order (a null stands for outputs whose names are not known).
+   */
+  private targets(
+    targets: unknown[],
+    trees: FromTree[],
+    scope: Scope,
+    ctes: Ctes,
+    top: boolean,
+  ): { targets: unknown[]; names: Array<string | null> } {
     const out: unknown[] = [];
+    const outputs: Array<string | null> = [];
+    const named = (more: string[] | null) => outputs.push(...(more ?? [null]));
     for (const t of targets) {
       const rt = as(t, 'ResTarget')!;
       const ref = as(rt.val, 'ColumnRef');
       const fields = list(ref?.fields);
       if (ref && kindOf(fields.at(-1)) === 'A_Star') {
         const qualifier = names(fields.slice(0, -1));
-        if (qualifier.length === 0) out.push(...trees.flatMap((tree) => expandTree(this.rules, tree)));
-        else {
+        if (qualifier.length === 0) {
+          for (const tree of trees) {
+            out.push(...expandTree(this.rules, tree));
+            named(treeNames(tree));
+          }
+        } else {
           const entry = scope.findEntry(qualifier);
           if (!entry)
             throw new UnknownObjectError(`missing FROM-clause entry for table "${qualifier.at(-1)}"`);
           out.push(...expandEntry(this.rules, entry));
+          named(entryNames(entry));
         }
         continue;
       }
       // The name the server would give the target as written, before anything is replaced
       // in it: the result keeps it, so neither the mask nor the salt shows in a column name.
-      const before = typeof rt.name === 'string' ? null : JSON.stringify(rt.val);
+      // `(x).*` stands for the fields of a composite value, named by its type: no name of its own.
+      const star = kindOf(list(as(rt.val, 'A_Indirection')?.indirection).at(-1)) === 'A_Star';
+      const before = typeof rt.name === 'string' || star ? null : JSON.stringify(rt.val);
       const name = before === null ? null : figureName(rt.val);
       rt.val = this.expr(rt.val, scope, ctes);
       // Inner levels are named explicitly too, so that the names the rewriter resolves outer
@@ -175,8 +202,9 @@ export class PgRewriter implements Rewrite {
         rt.name = as(rt.val, 'SubLink')?.subLinkType === 'EXPR_SUBLINK' ? figureName(rt.val) : name;
       }
       out.push(t);
+      named(star ? null : [typeof rt.name === 'string' ? rt.name : figureName(rt.val)]);
     }
-    return out;
+    return { targets: out, names: outputs };
   }
 
   /** ORDER BY / GROUP BY / DISTINCT ON key: an ordinal or bare output name refers to an output column. */

@@ -30,6 +30,11 @@ export class RuleBook {
     rules: RuleRow[],
     /** MySQL compares column and table names case-insensitively. */
     readonly foldCase = false,
+    /**
+     * The statement is an undo's inverse: the values it writes are the rows its write kept,
+     * bound at run time, never the author's (governance/undo), so a hashed column may be written.
+     */
+    readonly restoresKeptRows = false,
   ) {
     for (const r of rules) {
       this.byKey.set(this.key(r.schema_name, r.table_name, r.column_name), {
@@ -73,7 +78,8 @@ export const SHOWN = SHOW;
  * The policy as a write reads it: nothing is masked, because a masked value written back
  * would corrupt the data, so a write that reads a column the policy does not show is refused,
  * naming the column and the clause that reads it (README "Writes under a policy"). Assigning
- * to a protected column is not a read and never reaches this.
+ * to a protected column is not a read and never reaches `treatment`; `assigned` refuses only a
+ * hashed one.
  */
 export class WriteReads extends RuleBook {
   /** The clause being analyzed, as the refusal names it (`the WHERE clause`). */
@@ -91,6 +97,19 @@ export class WriteReads extends RuleBook {
     const t = this.inner.treatment(schema, table, column);
     if (t.action !== 'show') throw this.refusal(table, column);
     return t;
+  }
+
+  /**
+   * A column the write assigns. A hashed column is the one treatment that answers equality
+   * (`a.ssn = b.ssn` compares the two hashes): a guess written into it could be matched against
+   * the stored values by a join, so under the policy it is not written.
+   */
+  assigned(schema: string, table: string, column: string): void {
+    if (!this.inner.restoresKeptRows && this.inner.treatment(schema, table, column).action === 'hash') {
+      throw new ProtectionRefusedError(
+        `${this.statement} writes ${table}.${column}, which your data-protection policy shows hashed: a value written there could be matched against the stored ones; ask for the column to be hidden or masked for you instead`,
+      );
+    }
   }
 
   refusal(table: string, column: string): ProtectionRefusedError {

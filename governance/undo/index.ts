@@ -229,6 +229,7 @@ export async function requestUndo(
     policyId,
     statement,
     params: ['[]'],
+    restoresKeptRows: true,
   });
   if (refusal) throw refusal;
   // An undo touches the rows the original touched: it needs the reviews of the original's level.

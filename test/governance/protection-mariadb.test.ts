@@ -152,6 +152,17 @@ const REFUSED: Array<[string, string, RegExp]> = [
     /USING/,
   ],
   ['NATURAL JOIN', 'select * from users natural join orders', /could not be analyzed/],
+  [
+    'a protected table renamed onto a shown name',
+    'rename table orders to orders_old, users to orders',
+    /renaming a table is refused/,
+  ],
+  ['ALTER TABLE … RENAME', 'alter table users rename to orders', /renaming a table is refused/],
+  [
+    'a guess written into a hashed column',
+    "update users set ssn = '123-45-6789' where id = 1",
+    /UPDATE writes users\.ssn, which your data-protection policy shows hashed/,
+  ],
 ];
 
 describe('masked: runs, no protected value comes back', () => {

@@ -132,6 +132,10 @@ const MASKED: Array<[string, string]> = [
   ['ARRAY subquery', 'select array(select email from users)'],
   ['window', 'select id, first_value(email) over (order by id) from users'],
   ['aggregate ORDER BY', "select string_agg(name, ',' order by email) from users"],
+  [
+    'alias.* of subqueries named like protected columns',
+    'select id, (select array[ssn, email, phone, salary::text] from (select ssn.*, email.*, phone.*, salary.* from (select 1 as a) ssn, (select 1 as b) email, (select 1 as c) phone, (select 1 as d) salary) t) as v from users order by id',
+  ],
 ];
 
 /** Queries that must be refused. */
@@ -176,6 +180,23 @@ const REFUSED: Array<[string, string, RegExp]> = [
   ['pg_sleep timing', "select case when email like 'a%' then pg_sleep(1) end from users", /pg_sleep/],
   ['system column', 'select ctid from users', /column "ctid" does not exist/],
   ['data-modifying CTE', 'with d as (delete from users returning email) select * from d', /data-modifying/],
+  [
+    'whole row in a CHECK (the failed cast would quote it)',
+    'alter table users add constraint c check ((users)::text::int > 0)',
+    /ALTER TABLE reads the protected column/,
+  ],
+  [
+    'field of the whole row in a USING conversion',
+    'alter table users alter column name type text using (users).email',
+    /ALTER TABLE reads the protected column/,
+  ],
+  ['a protected table renamed onto a shown name', 'alter table users rename to orders', /renaming a table/],
+  ['INHERIT', 'alter table users inherit orders', /INHERIT is refused/],
+  [
+    'a guess written into a hashed column',
+    "update users set ssn = '123-45-6789' where id = 1",
+    /UPDATE writes users\.ssn, which your data-protection policy shows hashed/,
+  ],
 ];
 
 describe('masked: runs, no protected value comes back', () => {

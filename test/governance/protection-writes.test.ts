@@ -80,15 +80,25 @@ describe.each(ENGINES)('writes under a policy on $name', ({ start, param }) => {
       expect(res.status, `${sql}: ${await res.clone().text()}`).toBe(200);
     }
     const blind = await submit(
-      `update users set email = 'new@example.test', ssn = ${param} where name = 'user3'`,
-      ['000-00-0000'],
+      `update users set email = 'new@example.test', phone = ${param} where name = 'user3'`,
+      ['+1-555-0000'],
     );
     expect(blind.status, await blind.clone().text()).toBe(200);
     expect(await truth('select note from orders where id = 1')).toEqual([['refunded']]);
     expect(await truth('select id from orders where id = 40')).toEqual([]);
-    expect(await truth('select email, ssn from users where id = 3')).toEqual([
-      ['new@example.test', '000-00-0000'],
+    expect(await truth('select email, phone from users where id = 3')).toEqual([
+      ['new@example.test', '+1-555-0000'],
     ]);
+  });
+
+  it('a value written into a hashed column is refused: a planted guess would match the stored hashes', async () => {
+    const res = await submit(`update users set ssn = ${param} where id = 3`, [SECRETS.ssns[0]!]);
+    expect(res.status).toBe(403);
+    const problem = (await res.json()) as { detail: string };
+    expect(problem.detail).toMatch(
+      /UPDATE writes users\.ssn, which your data-protection policy shows hashed/,
+    );
+    expect(await truth('select ssn from users where id = 3')).toEqual([[SECRETS.ssns[2]!]]);
   });
 
   it.each([
