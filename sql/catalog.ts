@@ -15,6 +15,11 @@ export interface RelationInfo {
   schema: string;
   name: string;
   kind: 'table' | 'view';
+  /**
+   * Postgres: a partition or an inheriting child, whose rows a scan of its parent also reads,
+   * under the parent's name (and so its rules).
+   */
+  inherits?: boolean;
   /** Postgres pg_class oid, for result-column sources; null on MySQL. */
   oid: number | null;
   columns: ColumnInfo[];
@@ -74,7 +79,11 @@ const MAX_COLUMNS = 200_000;
 // pg_catalog and information_schema are deliberately absent: a reference to them is then an
 // unknown relation and refused. current_schemas(false) is the effective search_path.
 const PG_CATALOG_QUERY = `
-select n.nspname, c.relname, c.relkind in ('v', 'm'), c.oid::int8::text, a.attname, a.attnum::int,
+select n.nspname, c.relname,
+       case when c.relkind in ('v', 'm') then 'view'
+            when c.relispartition or exists (select 1 from pg_catalog.pg_inherits i where i.inhrelid = c.oid)
+            then 'child' else 'table' end,
+       c.oid::int8::text, a.attname, a.attnum::int,
        format_type(a.atttypid, a.atttypmod), to_json(current_schemas(false))::text
   from pg_catalog.pg_class c
   join pg_catalog.pg_namespace n on n.oid = c.relnamespace
@@ -142,7 +151,7 @@ export async function readDbSchema(pool: AdapterPool, dialect: 'postgres' | 'mys
   const relations = new Map<string, RelationInfo>();
   let searchPath: string[] = [];
   for (const row of result.rows) {
-    const [schema, name, isView, oid, column, number, type, path] = row.map((v) =>
+    const [schema, name, kind, oid, column, number, type, path] = row.map((v) =>
       v === null ? '' : String(v),
     );
     const key = `${schema}\u0000${name}`;
@@ -151,7 +160,9 @@ export async function readDbSchema(pool: AdapterPool, dialect: 'postgres' | 'mys
       rel = {
         schema: schema!,
         name: name!,
-        kind: isView === 'true' || isView === '1' ? 'view' : 'table',
+        // Postgres names the kind; MySQL answers whether it is a view (1 or 0).
+        kind: kind === 'view' || kind === '1' ? 'view' : 'table',
+        ...(kind === 'child' ? { inherits: true } : {}),
         oid: oid ? Number(oid) : null,
         columns: [],
       };

@@ -110,6 +110,16 @@ describe('MySQL writes under a policy: a read of a protected column is refused, 
       "replace into users (id, ssn) values (9, '1')",
     ])
       expect(refusal(sql), sql).toMatch(/writes users\.ssn, which your data-protection policy shows hashed/);
+    expect(refusal("insert into users_v (id, ssn) values (99, '123-45-6789')")).toMatch(
+      /writes through the view users_v/,
+    );
+  });
+
+  it("a JOIN's ON sees the joined group and the outer queries, not the items before a comma", () => {
+    const out = rewrite(
+      "select id, (select count(*) from (select 1 as ssn) s, orders o1 join orders o2 on o1.id = o2.id and ssn like '98%') as c from users",
+    );
+    expect(out).toContain("MD5(CONCAT('salt:', `users`.`ssn`)) LIKE '98%'");
   });
 
   it('unknown statements, stored functions and crafted names fail closed', () => {

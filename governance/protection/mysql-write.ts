@@ -145,8 +145,7 @@ class MysqlWriteCheck {
     if (columns.length > 0) for (const c of columns) this.assigned(target, null, c);
     else if (values)
       for (const e of target.innermost?.entries ?? [])
-        if (e.kind === 'base')
-          for (const c of e.rel.columns) this.reads.assigned(e.rel.schema, e.rel.name, c.name);
+        if (e.kind === 'base') for (const c of e.rel.columns) this.reads.assigned(e.rel, c.name);
     if (values?.type === 'select') {
       // INSERT … SELECT sees no column of the written table.
       this.reads.clause = 'the inserted values';
@@ -185,7 +184,7 @@ class MysqlWriteCheck {
       if (err instanceof UnknownColumnError) return;
       throw err;
     }
-    if (r.kind === 'base') this.reads.assigned(r.entry.rel.schema, r.entry.rel.name, r.column.name);
+    if (r.kind === 'base') this.reads.assigned(r.entry.rel, r.column.name);
   }
 
   private readAll(rel: RelationInfo): void {

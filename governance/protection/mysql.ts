@@ -152,9 +152,13 @@ export class MysqlRewriter {
     if (item.type === 'dual') return;
     const alias = nameOf(item.as);
     let entry: Entry;
+    // A JOIN binds tighter than a comma: `a, b JOIN c ON …` joins b and c, and its ON sees only
+    // them (and the outer queries). An item without `join` starts such a group.
+    if (!item.join) level.group = { start: level.entries.length, using: new Set() };
     if (isObj(item.expr) && isObj(item.expr.ast)) {
+      // A derived table sees the items before it only when LATERAL (MySQL 8.0.14).
       const lateral = outer.push({ entries: [...level.entries], using: new Set(level.using) });
-      const out = this.select(item.expr.ast, lateral, ctes, false);
+      const out = this.select(item.expr.ast, item.lateral ? lateral : outer, ctes, false);
       entry = { kind: 'derived', refName: alias ?? '', columns: out };
     } else if (typeof item.table === 'string' && !item.expr) {
       entry = this.relation(nameOf(item.db), item.table, alias, ctes);
@@ -165,9 +169,12 @@ export class MysqlRewriter {
     const using = list(item.using).map((u) => nameOf(u) ?? '');
     for (const u of using) checkUsing(this.rules, u, level);
     for (const u of using) level.using.add(u);
+    for (const u of using) level.group?.using.add(u);
     if (item.on) {
       this.clause = 'on clause';
-      item.on = this.expr(item.on, outer.push(level), ctes);
+      const group = level.group ?? { start: 0, using: level.using };
+      const sides = { entries: level.entries.slice(group.start), using: new Set(group.using) };
+      item.on = this.expr(item.on, outer.push(sides), ctes);
     }
   }
 

@@ -52,7 +52,9 @@ export function fromItem(rw: Rewrite, item: unknown, level: Level, outer: Scope,
   const alias = isObj(f.alias) ? (f.alias as Fields) : null;
   const aliasName = alias ? String(alias.aliasname) : null;
   const colAliases = names(alias?.colnames);
-  // LATERAL items see the items before them; non-lateral ones cannot, and the server says so.
+  // LATERAL items (and functions, always lateral) see the items before them. A subquery without
+  // LATERAL does not: the server resolves its names in the outer queries, past those items
+  // (p_lateral_only), so it is rewritten in the outer scope, where such a name is masked.
   const lateral = () => outer.push({ entries: [...level.entries], using: new Set(level.using) });
   let entry: Entry;
   switch (kind) {
@@ -60,7 +62,7 @@ export function fromItem(rw: Rewrite, item: unknown, level: Level, outer: Scope,
       entry = relation(rw.schema, f, aliasName, colAliases, ctes);
       break;
     case 'RangeSubselect': {
-      const out = rw.select(mustSelect(f.subquery), lateral(), ctes, false);
+      const out = rw.select(mustSelect(f.subquery), f.lateral ? lateral() : outer, ctes, false);
       entry = { kind: 'derived', refName: aliasName ?? '', columns: out && renamed(out, colAliases) };
       break;
     }
@@ -71,12 +73,20 @@ export function fromItem(rw: Rewrite, item: unknown, level: Level, outer: Scope,
       if (f.isNatural) throw new ProtectionRefusedError('NATURAL JOIN is refused: name the join columns');
       if (alias || f.join_using_alias)
         throw new ProtectionRefusedError('an alias on a JOIN is not supported');
+      const first = level.entries.length;
       const left = fromItem(rw, f.larg, level, outer, ctes);
       const right = fromItem(rw, f.rarg, level, outer, ctes);
       const using = names(f.usingClause);
-      for (const u of using) checkUsing(rw.rules, u, level);
+      // The condition sees the join's two sides and the outer queries, not the FROM items
+      // before the join (transformJoinOnClause): it is resolved in exactly that scope.
+      const sides: Level = {
+        entries: level.entries.slice(first),
+        using: new Set([...usingOf(left), ...usingOf(right)]),
+      };
+      for (const u of using) checkUsing(rw.rules, u, sides);
       for (const u of using) level.using.add(u);
-      f.quals = rw.expr(f.quals, outer.push(level), ctes);
+      for (const u of using) sides.using.add(u);
+      f.quals = rw.expr(f.quals, outer.push(sides), ctes);
       return { left, right, using, joinType: String(f.jointype) };
     }
     default:
@@ -158,6 +168,11 @@ function checkUsing(rules: RuleBook, name: string, level: Level): void {
       );
     }
   }
+}
+
+/** The USING columns merged inside one FROM tree. */
+function usingOf(tree: FromTree): string[] {
+  return 'entry' in tree ? [] : [...usingOf(tree.left), ...usingOf(tree.right), ...tree.using];
 }
 
 function renamed(columns: string[], aliases: string[]): string[] {

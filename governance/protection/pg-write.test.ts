@@ -161,6 +161,18 @@ describe('Postgres writes under a policy: a read of a protected column is refuse
       expect(await refusal(sql), sql).toMatch(
         /writes users\.ssn, which your data-protection policy shows hashed/,
       );
+    // Nor through a view on the table, nor into a child or partition its scans read.
+    expect(await refusal("insert into users_v (id, ssn) values (99, '123-45-6789')")).toMatch(
+      /writes through the view users_v/,
+    );
+    expect(await refusal("update users_kid set ssn = '123-45-6789' where id = 1")).toMatch(
+      /of a partition or child table/,
+    );
+    for (const sql of [
+      'create table kid () inherits (users)',
+      'create table p2 partition of users for values in (1)',
+    ])
+      expect(await refusal(sql), sql).toMatch(/inherits or is a partition is refused/);
     // Masked, partial and shown columns are written blind as before; DEFAULT VALUES writes none.
     expect(await rewrite("insert into users (id, email, phone) values (1, $1, '12')")).toMatch(/^INSERT /);
     expect(await rewrite('insert into users default values')).toMatch(/^INSERT /);

@@ -289,7 +289,7 @@ class PgWriteCheck {
   /** A column of the written table given a value (by name, as the table shows it). */
   private assigned(entry: BaseEntry, name: string): void {
     const col = entry.rel.columns[entry.colNames.indexOf(name)];
-    if (col) this.reads.assigned(entry.rel.schema, entry.rel.name, col.name);
+    if (col) this.reads.assigned(entry.rel, col.name);
   }
 
   /** A column of the written table named by a clause that compares or indexes it. */
@@ -309,6 +309,11 @@ class PgWriteCheck {
   private ddl(f: Fields): void {
     this.reads.clause = 'the definition';
     renames(f);
+    // A new child or partition: its rows would be read as its parent's, under the parent's rules.
+    if (list(f.inhRelations).length > 0 || f.partbound !== undefined)
+      throw new ProtectionRefusedError(
+        "a table that inherits or is a partition is refused under a data-protection policy: its rows would be read under another table's rules",
+      );
     const rel = isObj(f.relation) ? this.relation(f.relation) : null;
     const walk = (n: unknown): void => {
       if (Array.isArray(n)) {

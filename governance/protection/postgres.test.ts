@@ -85,6 +85,31 @@ describe('Postgres rewriter: a subquery claims only the columns the server gives
     expect(out).not.toMatch(/(SELECT |ARRAY\[)ssn[ ,\]]/);
   });
 
+  it('a subquery without LATERAL resolves past the FROM items before it, as the server does', async () => {
+    // The server skips the sibling `s` (it is not LATERAL) and reads the outer users.ssn.
+    for (const sql of [
+      'select (select v from (select 1 as ssn) s, (select ssn as v) x) from users',
+      'select (select v from (select 1 as ssn) s join (select ssn as v) x on true) from users',
+      'select (select v from (select 1 as ssn) u, (select u.ssn as v) x) from users u',
+    ])
+      expect(await flat(sql), sql).toContain("md5('salt:' || ");
+    await expect(
+      rewrite(
+        'select (select v from (select 1 as a) users, (select row_to_json(users)::text as v) x) from users',
+      ),
+    ).rejects.toThrow(/whole-row/);
+    // LATERAL does see them.
+    expect(await flat('select x.e from users u, lateral (select u.email as e) x')).toContain(
+      "'****'::text AS e",
+    );
+  });
+
+  it("a JOIN's ON sees its two sides and the outer queries, not the FROM items before the join", async () => {
+    const sql =
+      'select (select count(*) from (select 1 as ssn) s, orders o1 join orders o2 on o1.id = o2.id and ssn::int = 1) from users';
+    expect(await flat(sql)).toContain("(md5('salt:' || users.ssn::text))::int = 1");
+  });
+
   it('ORDER BY and DISTINCT ON a name that is no output are masked inputs', async () => {
     expect(await flat('select ssn.*, users.id from (select 1 as a) ssn, users order by ssn')).toMatch(
       /ORDER BY md5\('salt:' \|\| users\.ssn::text\)$/,

@@ -1,4 +1,5 @@
 import { AppError } from '../../core/errors.ts';
+import type { RelationInfo } from '../../sql/catalog.ts';
 import type { RuleAction, RuleRow } from '../../store/data-protection.ts';
 
 /** What the policy does to one column. `show` leaves it; every other kind replaces it. */
@@ -104,10 +105,21 @@ export class WriteReads extends RuleBook {
    * (`a.ssn = b.ssn` compares the two hashes): a guess written into it could be matched against
    * the stored values by a join, so under the policy it is not written.
    */
-  assigned(schema: string, table: string, column: string): void {
-    if (!this.inner.restoresKeptRows && this.inner.treatment(schema, table, column).action === 'hash') {
+  assigned(rel: RelationInfo, column: string): void {
+    if (this.inner.restoresKeptRows) return;
+    // The same value reaches a table through a view on it, or through a partition or child its
+    // scans read, where the table's rules (the hash) apply but the written name's do not.
+    if (rel.kind === 'view')
       throw new ProtectionRefusedError(
-        `${this.statement} writes ${table}.${column}, which your data-protection policy shows hashed: a value written there could be matched against the stored ones; ask for the column to be hidden or masked for you instead`,
+        `${this.statement} writes through the view ${rel.name}: under a data-protection policy the rules of the table behind it cannot be checked; write to the table`,
+      );
+    if (rel.inherits && this.inner.treatment(rel.schema, rel.name, column).action !== 'show')
+      throw new ProtectionRefusedError(
+        `${this.statement} writes ${rel.name}.${column}, a column your policy does not show, of a partition or child table: its rows are also read as its parent's; write to the parent`,
+      );
+    if (this.inner.treatment(rel.schema, rel.name, column).action === 'hash') {
+      throw new ProtectionRefusedError(
+        `${this.statement} writes ${rel.name}.${column}, which your data-protection policy shows hashed: a value written there could be matched against the stored ones; ask for the column to be hidden or masked for you instead`,
       );
     }
   }

@@ -31,6 +31,11 @@ export interface Level {
   entries: Entry[];
   /** Merged USING columns; the rewriter has checked that none is protected. */
   using: Set<string>;
+  /**
+   * MySQL: the current comma-separated group of joined items (where it starts in `entries`, and
+   * the USING columns merged in it): a JOIN's ON sees only that group.
+   */
+  group?: { start: number; using: Set<string> };
 }
 
 export type Resolution = { kind: 'base'; entry: BaseEntry; column: ColumnInfo } | { kind: 'derived' };

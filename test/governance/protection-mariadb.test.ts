@@ -111,6 +111,10 @@ const MASKED: Array<[string, string]> = [
   ['UNION', 'select name from users union all select email from users union all select ssn from users'],
   ['parenthesized UNION', '(select email from users) union (select ssn from users)'],
   ['view (default deny)', 'select * from users_v'],
+  [
+    "a JOIN's ON naming a FROM item before the comma (the outer users.ssn, masked)",
+    "select id, (select count(*) from (select 1 as ssn) s, orders o1 join orders o2 on o1.id = o2.id and ssn like '98%') as c from users",
+  ],
   ['JSON_OBJECT', "select json_object('e', email, 's', ssn, 'p', phone, 'm', salary) from users"],
   ['JSON_ARRAYAGG', 'select json_arrayagg(email), json_arrayagg(ssn) from users'],
   ['GROUP_CONCAT', "select group_concat(email separator ','), max(phone), min(salary) from users"],
@@ -158,6 +162,11 @@ const REFUSED: Array<[string, string, RegExp]> = [
     /renaming a table is refused/,
   ],
   ['ALTER TABLE … RENAME', 'alter table users rename to orders', /renaming a table is refused/],
+  [
+    'a guess written through a view',
+    "insert into users_v (id, email, name, ssn) values (99, 'x', 'p', '123-45-6789')",
+    /writes through the view users_v/,
+  ],
   [
     'a guess written into a hashed column',
     "update users set ssn = '123-45-6789' where id = 1",
