@@ -16,3 +16,8 @@ export class QueryDeniedError extends AppError {
     super(403, 'query-denied', 'Query denied', reason);
   }
 }
+
+/** "an executed query request", "a pending query request": a request named by its status. */
+export function aRequest(status: string): string {
+  return `${/^[aeiou]/.test(status) ? 'an' : 'a'} ${status} query request`;
+}

@@ -7,6 +7,7 @@ import { conflict } from '../core/errors.ts';
 import { classifyStatement } from '../sql/classify.ts';
 import { claimRequest, type QueryRequestRow, updateRequest } from '../store/query-requests.ts';
 import { resolveTarget } from './access.ts';
+import { aRequest } from './errors.ts';
 import {
   DEFAULT_TIMEOUT_SECONDS,
   deny,
@@ -44,8 +45,7 @@ export async function executeRequest(
   // A request opened from a dashboard panel stays read-only wherever it is run from: its
   // statement is the panel's, which someone other than its author may have written.
   const readOnly = caller.readOnly === true || r.origin === 'dashboard';
-  if (r.status !== 'pending' && r.status !== 'approved')
-    throw conflict(`a ${r.status} query request cannot run`);
+  if (r.status !== 'pending' && r.status !== 'approved') throw conflict(`${aRequest(r.status)} cannot run`);
   const params = decodeParams(r.params);
   const facts: ReviewFacts = {
     requestId: r.id,

@@ -28,6 +28,7 @@ import {
 import { findUserById } from '../store/users.ts';
 import { canSee } from './access.ts';
 import { aiClientRefusal } from './ai-clients.ts';
+import { aRequest } from './errors.ts';
 import { decodeParams, encodeParams } from './params.ts';
 import { assessRisk } from './preview/assess.ts';
 import { previewRequest, type WritePreview } from './preview/index.ts';
@@ -266,7 +267,7 @@ export async function editRequest(
   if (sqlChanged) {
     const { request: r, db } = await visibleRequest(deps.sql, caller, id, false);
     requireAuthor(actor, r, 'edit a query request');
-    if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
+    if (!OPEN.includes(r.status)) throw conflict(`${aRequest(r.status)} cannot be edited`);
     // An undo binds the kept rows to its statement: another statement could read them out.
     if (r.undo_of) throw conflict('an undo request cannot be edited; cancel it and open the undo again');
     need = await refuseEdit(deps, r, db, actor, input.statement ?? r.statement, input.params);
@@ -274,7 +275,7 @@ export async function editRequest(
   const request = await deps.sql.begin(async (tx) => {
     const { request: r, db } = await visibleRequest(tx, caller, id, true);
     requireAuthor(actor, r, 'edit a query request');
-    if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be edited`);
+    if (!OPEN.includes(r.status)) throw conflict(`${aRequest(r.status)} cannot be edited`);
     const statement = input.statement ?? r.statement;
     if (sqlChanged) {
       // Reviewers see what the edit changed against the revision they approved.
@@ -361,7 +362,7 @@ export async function cancelRequest(deps: GovernanceDeps, caller: Caller, id: st
   const request = await deps.sql.begin(async (tx) => {
     const { request: r } = await visibleRequest(tx, caller, id, true);
     requireAuthor(caller.actor, r, 'cancel a query request');
-    if (!OPEN.includes(r.status)) throw conflict(`a ${r.status} query request cannot be canceled`);
+    if (!OPEN.includes(r.status)) throw conflict(`${aRequest(r.status)} cannot be canceled`);
     await recordEvent(tx, {
       orgId: caller.orgId,
       actor: caller.actor,
@@ -433,7 +434,7 @@ export async function reviewRequest(
     // Four-eyes rule: the author's own approval or rejection never counts.
     if (reviewer.userId === r.author_user_id) throw forbidden('you cannot review your own query request');
     if (r.status !== 'pending' && r.status !== 'approved')
-      throw conflict(`a ${r.status} query request cannot be reviewed`);
+      throw conflict(`${aRequest(r.status)} cannot be reviewed`);
     const cred = (await listCredentials(tx, [db.id])).find((c) => c.id === r.credential_id);
     const need = currentRequirement(cred ?? NO_RULES, r);
     // The risk level may ask for approvers of a role (risk-rules.ts): another's approval would

@@ -7,6 +7,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 let svc: TestService;
 let browser: Browser;
 let dbId: string;
+let requestId: string;
 
 beforeAll(async () => {
   svc = await startTestService();
@@ -29,6 +30,21 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(201);
   dbId = ((await res.json()) as { id: string }).id;
+  // A request waiting for review: its page is headed by its id, which has no break opportunity.
+  const second = (await (
+    await svc.fetch(`/api/v1/desk/databases/${dbId}`, { headers: { 'x-api-key': svc.apiKey } })
+  ).json()) as { credentials: Array<{ id: string; username: string }> };
+  const submitted = await svc.fetch('/api/v1/desk/query-requests', {
+    method: 'POST',
+    headers: { 'x-api-key': svc.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      database_id: dbId,
+      credential_id: second.credentials.find((c) => c.username === 'second')!.id,
+      statement: 'select 1',
+    }),
+  });
+  expect(submitted.status).toBe(202);
+  requestId = ((await submitted.json()) as { request: { id: string } }).request.id;
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-background-networking'],
@@ -45,6 +61,7 @@ const PAGES = () => [
   '/databases',
   `/databases/${dbId}`,
   '/reviews',
+  `/reviews/${requestId}`,
   '/workflows',
   '/runs',
   '/audit',
@@ -64,6 +81,8 @@ describe('accessibility', () => {
       const page = await context.newPage();
       await page.goto(`${svc.url}/login`);
       const found: Record<string, Violation[]> = {};
+      // Pages wider than the viewport scroll sideways: on a phone the whole page moves.
+      const wide: Record<string, number> = {};
       const atLogin = await axe(page);
       if (atLogin.length) found['/login'] = atLogin;
       await page.fill('#email', svc.admin.email);
@@ -74,8 +93,13 @@ describe('accessibility', () => {
         await page.waitForLoadState('load');
         const v = await axe(page);
         if (v.length) found[path] = v;
+        const over = await page.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        );
+        if (over > 0) wide[path] = over;
       }
       expect(found).toEqual({});
+      expect(wide).toEqual({});
       await context.close();
     });
   }
@@ -106,6 +130,11 @@ describe('accessibility', () => {
         .map((l) => l.getAttribute('for')),
     );
     expect(stray).toEqual([]);
+    // The audit log's filters stay in the tab order: none is taken for a submit's answer
+    // (app.js focuses #outcome after a submit).
+    await page.goto(`${svc.url}/audit`);
+    expect(await page.evaluate(() => document.activeElement?.tagName)).not.toBe('SELECT');
+    expect(await page.getAttribute('select[name=outcome]', 'tabindex')).toBeNull();
     await context.close();
   });
 });

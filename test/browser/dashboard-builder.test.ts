@@ -101,6 +101,12 @@ async function build(page: Page, name: string): Promise<string> {
   await page.click('button:has-text("Save panel")');
   await page.waitForURL(/notice=/);
   expect(await page.locator('p.notice').textContent()).toContain('Refund candidates');
+  // The saved panel is in the list, and the form below is a new panel's: filling it in again
+  // adds a panel instead of overwriting the one just saved.
+  expect(page.url()).toMatch(/#panel-/);
+  expect(await page.locator('#panel-editor h2').textContent()).toBe('New panel');
+  expect(await page.inputValue('#pe-title')).toBe('');
+  expect(await page.locator('.panel-list li strong').allTextContents()).toEqual(['Refund candidates']);
 
   // Share with the member role (the dashboard is restricted).
   await page.selectOption('#share-role', 'member');

@@ -439,7 +439,7 @@ const STEPS: Step[] = [
         query: 'select 2 as n',
         view: 'bar',
       });
-      ids.pagePanel = /[?&]panel=([^&#]+)/.exec(res.headers.get('location') ?? '')?.[1] ?? '';
+      ids.pagePanel = /#panel-(.+)$/.exec(res.headers.get('location') ?? '')?.[1] ?? '';
       return res;
     },
   },

@@ -80,6 +80,10 @@ describe('the Databases page', () => {
     expect(html).toMatch(/id="f-c0_password-error"[^>]*>[^<]*password authentication failed/);
     expect(html).not.toContain('not-the-password-4242');
     expect(html).toContain('name="save_anyway"');
+    // What was typed comes back, the port included: a retry with the password typed again
+    // connects where the first attempt did.
+    expect(html).toMatch(new RegExp(`id="f-port"[^>]*value="${pg.port}"`));
+    expect(html).toMatch(/id="f-hostname"[^>]*value="[^"]+"/);
     const [n] = await svc.deps.sql<{ n: number }[]>`select count(*)::int as n from databases`;
     expect(n!.n).toBe(0);
   });

@@ -92,6 +92,23 @@ describe('the review page', () => {
   });
 });
 
+describe("an executed request's page", () => {
+  it('offers no Cancel, and a cancel posted anyway says plainly why not', async () => {
+    const id = await submit(`select id from ${w.table} where id = 1`);
+    const open = await w.svc.fetch(`/reviews/${id}`, { headers: { cookie: people.author!.cookie } });
+    expect(await open.text()).toContain(`action="/reviews/${id}/cancel"`);
+    await post('reviewer', `/reviews/${id}/review`, { verdict: 'approve', comment: 'fine' });
+    expect((await post('author', `/reviews/${id}/run`, {})).status).toBe(200);
+    const ran = await w.svc.fetch(`/reviews/${id}`, { headers: { cookie: people.author!.cookie } });
+    const html = await ran.text();
+    expect(html).toContain('executed');
+    expect(html).not.toContain(`action="/reviews/${id}/cancel"`);
+    const canceled = await post('author', `/reviews/${id}/cancel`, {});
+    const where = decodeURIComponent(canceled.headers.get('location') ?? '');
+    expect(where).toContain('an executed query request cannot be canceled');
+  });
+});
+
 describe('the review inbox over REST', () => {
   it("GET /api/v1/desk/query-requests/inbox lists what the page lists: others' pending requests, one's own open ones", async () => {
     const id = await submit(`select id from ${w.table} where id = 2`);

@@ -87,8 +87,8 @@ export function AuditPage(props: {
             </select>
           </div>
           <div>
-            <label for="outcome">Outcome</label>
-            <select id="outcome" name="outcome">
+            <label for="filter-outcome">Outcome</label>
+            <select id="filter-outcome" name="outcome">
               <option value="">Any outcome</option>
               {['allowed', 'pending', 'denied', 'failed'].map((o) => (
                 <option value={o} selected={o === f.outcome}>

@@ -140,10 +140,12 @@ export function dashboardBuilderRoutes(deps: Deps): Hono<PageEnv> {
     const saved = await attempt(() =>
       savePanel(deps.sql, c.get('principal'), id, panelId, bodyOfDraft(draft)),
     );
+    // Saved, the panel takes its place in the list and the form below starts the next one: a
+    // form still holding the saved panel was filled again as if new, and overwrote it.
     if (saved.ok)
       return redirectWith(
         c,
-        `${edit(id)}?panel=${saved.value.panel.id}#panel-editor`,
+        `${edit(id)}#panel-${saved.value.panel.id}`,
         'notice',
         `Panel “${saved.value.panel.title || 'Untitled panel'}” saved.`,
       );

@@ -105,7 +105,7 @@ function PanelList(props: { dashboard: DashboardRow; csrf: string; editing: stri
         const name = p.title || 'Untitled panel';
         const at = `/dashboards/${d.id}/edit/panels/${p.id}`;
         return (
-          <li>
+          <li id={`panel-${p.id}`}>
             <span>
               <strong>{name}</strong>{' '}
               <span class="muted small">

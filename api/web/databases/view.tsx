@@ -122,11 +122,20 @@ export function NewDatabase(props: {
   const restricted = props.fresh || f.restrict_access === 'on';
   const defaultSlot = f.default_credential ?? '0';
   const reviewsOf = (i: number) => (f[`c${i}_reviews_required`] ? Number(f[`c${i}_reviews_required`]) : 1);
+  // Everything the form posted comes back (files and passwords aside: a browser never refills
+  // them), or the next attempt would connect to the default port without TLS.
+  const number = (v: string | undefined) => (v?.trim() ? Number(v) : undefined);
   const asDb = {
     name: f.name,
     adapter: f.adapter as DatabaseRow['adapter'],
     hostname: f.hostname,
+    port: number(f.port),
     database: f.database,
+    agent_id: f.agent_id || null,
+    ssl: f.ssl === 'on',
+    verify_server_hostname: f.verify_server_hostname === 'on',
+    review_bypass_allowed: f.review_bypass_allowed === 'on',
+    ai_max_rows: number(f.ai_max_rows),
     group_name: f.group ?? null,
     slack_channel: f.slack_channel ?? null,
     ai_enabled: f.ai_enabled === 'on',
@@ -181,7 +190,7 @@ export function NewDatabase(props: {
             <legend>Connection check failed</legend>
             <p>
               Nothing was saved: a credential did not connect (its error is under its password). Type the
-              passwords again and register, or save it as it is.
+              passwords again (and choose any certificate files again) and register, or save it as it is.
             </p>
             <label class="check">
               <input type="checkbox" name="save_anyway" /> Save anyway, without a working connection

@@ -195,12 +195,15 @@ function OwnActions(props: { r: QueryRequestRow; ctx: ReviewContext; base: strin
           Comment
         </button>
       </form>
-      <form method="post" action={`${props.base}/cancel`} class="inline">
-        <Csrf token={ctx.csrf} />
-        <button type="submit" class="quiet">
-          Cancel request
-        </button>
-      </form>
+      {/* Only a request that has not run, and is not withdrawn, can be canceled (governance/requests.ts). */}
+      {r.status === 'pending' || r.status === 'approved' || r.status === 'rejected' ? (
+        <form method="post" action={`${props.base}/cancel`} class="inline">
+          <Csrf token={ctx.csrf} />
+          <button type="submit" class="quiet">
+            Cancel request
+          </button>
+        </form>
+      ) : null}
     </div>
   );
 }
