@@ -95,6 +95,25 @@ describe('the invite form and POST /api/v1/users', () => {
     const rows = await svc.deps.sql`select 1 from users where email like '%twins.example.test'`;
     expect(rows.length).toBe(0);
   });
+
+  it('keeps the invitation as typed when it is refused', async () => {
+    const res = await svc.fetch('/people', {
+      method: 'POST',
+      headers: { cookie: admin.cookie },
+      body: new URLSearchParams({
+        _csrf: admin.csrf,
+        email: svc.admin.email,
+        name: 'Ann Taken',
+        role: 'admin',
+      }),
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(422);
+    const html = await res.text();
+    expect(html).toMatch(new RegExp(`id="invite-email"[^>]*value="${svc.admin.email}"`));
+    expect(html).toMatch(/id="invite-name"[^>]*value="Ann Taken"/);
+    expect(html).toMatch(/<option value="admin" selected="">/);
+  });
 });
 
 describe('the role form and PATCH /api/v1/users/:id', () => {

@@ -166,6 +166,24 @@ describe('sessions', () => {
     person.password = next;
   });
 
+  it('a wrong password keeps the address typed (escaped), announces the refusal, and never echoes the password', async () => {
+    const post = (email: string) =>
+      svc.fetch('/login', {
+        method: 'POST',
+        headers: { origin: new URL(svc.url).origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ email, password: 'wrong password 987', next: '/' }),
+      });
+    const res = await post(person.email);
+    expect(res.status).toBe(401);
+    const html = await res.text();
+    expect(html).toMatch(new RegExp(`id="email"[^>]*value="${person.email}"`));
+    expect(html).toMatch(/<p class="error" role="alert">Wrong email or password\.<\/p>/);
+    expect(html).not.toContain('wrong password 987');
+    const odd = await (await post('"><script>x()</script>@example.test')).text();
+    expect(odd).not.toContain('<script>x()');
+    expect(odd).toContain('value="&quot;&gt;&lt;script&gt;x()&lt;/script&gt;@example.test"');
+  });
+
   it('a wrong current password changes nothing', async () => {
     const a = await signIn(svc, person.email, person.password);
     const b = await signIn(svc, person.email, person.password);

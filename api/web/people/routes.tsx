@@ -49,7 +49,16 @@ export function peoplePageRoutes(
         role: (form.role ?? '') as Role,
       }),
     );
-    if (!out.ok) return page(c, { error: out.error.detail }, 422);
+    // Refused (an address already taken, a malformed one): the form comes back as typed.
+    if (!out.ok)
+      return page(
+        c,
+        {
+          error: out.error.detail,
+          invite: { email: form.email ?? '', name: form.name ?? '', role: form.role ?? '' },
+        },
+        422,
+      );
     const email = out.value.user.email;
     return deliver(c, invitationMessage(email, out.value.link, c.get('principal').email), out.value.link, {
       mailed: `Invited ${email}: the link to choose a password was e-mailed to them.`,
@@ -145,7 +154,11 @@ export function peoplePageRoutes(
 
   async function page(
     c: PageContext,
-    extra: { link?: { email: string } & SetupLink; error?: string },
+    extra: {
+      link?: { email: string } & SetupLink;
+      error?: string;
+      invite?: { email: string; name: string; role: string };
+    },
     status: 200 | 422 = 200,
   ) {
     const p = c.get('principal');
@@ -162,6 +175,7 @@ export function peoplePageRoutes(
         mailConfigured={Boolean(deps.mailer)}
         notice={c.req.query('notice')}
         error={extra.error ?? c.req.query('error')}
+        invite={extra.invite}
       />,
       status,
     );

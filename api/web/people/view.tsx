@@ -18,6 +18,8 @@ export function PeoplePage(props: {
   mailConfigured: boolean;
   notice?: string | undefined;
   error?: string | undefined;
+  /** The invitation as typed, kept when it was refused. */
+  invite?: { email: string; name: string; role: string } | undefined;
 }) {
   const roles: Role[] = props.canManageSuperAdmins ? ['member', 'admin', 'super_admin'] : ['member', 'admin'];
   return (
@@ -49,13 +51,27 @@ export function PeoplePage(props: {
         <h2>Invite someone</h2>
         <Csrf token={props.csrf} />
         <label for="invite-email">Email</label>
-        <input id="invite-email" name="email" type="email" required maxlength={320} autocomplete="off" />
+        <input
+          id="invite-email"
+          name="email"
+          type="email"
+          required
+          maxlength={320}
+          autocomplete="off"
+          value={props.invite?.email ?? ''}
+        />
         <label for="invite-name">Name (optional)</label>
-        <input id="invite-name" name="name" maxlength={200} autocomplete="off" />
+        <input
+          id="invite-name"
+          name="name"
+          maxlength={200}
+          autocomplete="off"
+          value={props.invite?.name ?? ''}
+        />
         <label for="invite-role">Role</label>
         <select id="invite-role" name="role">
           {roles.map((r) => (
-            <option value={r} selected={r === 'member'}>
+            <option value={r} selected={r === (props.invite?.role ?? 'member')}>
               {ROLE_LABEL[r]}
             </option>
           ))}

@@ -69,7 +69,11 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config' | 'keyring'>): H
     if (wait !== null) {
       c.header('retry-after', String(wait));
       return c.html(
-        <LoginPage next={next} error={`Too many failed sign-ins. Try again in ${duration(wait)}.`} />,
+        <LoginPage
+          next={next}
+          email={email}
+          error={`Too many failed sign-ins. Try again in ${duration(wait)}.`}
+        />,
         429,
       );
     }
@@ -82,7 +86,8 @@ export function sessionRoutes(deps: Pick<Deps, 'sql' | 'config' | 'keyring'>): H
         ...(device ? [deviceBucket(rateLimits, device)] : []),
       ]);
       loginPolicy(c, next, baseUrl);
-      return c.html(<LoginPage next={next} error="Wrong email or password." />, 401);
+      // The address stays typed: a mistyped password is the usual cause, and it is not a secret.
+      return c.html(<LoginPage next={next} email={email} error="Wrong email or password." />, 401);
     }
     const ownDevice = presented?.userId === session.user.id ? presented : null;
     await forgive(deps.sql, [
@@ -228,6 +233,8 @@ export function safeNext(next: string | undefined, baseUrl: string): string {
 
 function LoginPage(props: {
   next: string;
+  /** The address the person typed, kept after a refusal. */
+  email?: string;
   error?: string;
   notice?: string;
   sso?: Array<{ org_id: string; org_name: string }>;
@@ -236,7 +243,11 @@ function LoginPage(props: {
     <Layout title="Sign in">
       <form class="card" method="post" action="/login">
         <h1>Sign in</h1>
-        {props.error ? <p class="error">{props.error}</p> : null}
+        {props.error ? (
+          <p class="error" role="alert">
+            {props.error}
+          </p>
+        ) : null}
         {props.notice ? (
           <p class="notice" role="status">
             {props.notice}
@@ -244,7 +255,14 @@ function LoginPage(props: {
         ) : null}
         <input type="hidden" name="next" value={props.next} />
         <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username" required />
+        <input
+          id="email"
+          name="email"
+          type="email"
+          autocomplete="username"
+          required
+          value={props.email ?? ''}
+        />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
