@@ -102,6 +102,28 @@ describe('the data-protection policies page', () => {
     const page = await html(policyPath);
     expect(page).toContain('data-label="Treatment">masked (&#39;****&#39;)');
     expect(page).toMatch(/<option value="usr_\w+" selected="">support@example\.test/);
+    expect(page).not.toContain('no such column in the database');
+  });
+
+  it('marks a rule whose table or column the database does not have (a typo would protect nothing)', async () => {
+    for (const [table, column] of [
+      [`public.${TABLE}`, 'emial'],
+      ['public.no_such_table_here', 'ssn'],
+    ] as const) {
+      const res = await post(`${policyPath}/rules`, {
+        table,
+        column,
+        action: 'hide',
+        keep_first: '0',
+        keep_last: '0',
+      });
+      expect(decodeURIComponent(res.headers.get('location')!)).toContain('notice=Rule added');
+    }
+    const page = await html(policyPath);
+    expect(page).toMatch(/emial <span class="badge warn">no such column in the database<\/span>/);
+    expect(page).toMatch(/ssn <span class="badge warn">no such table in the database<\/span>/);
+    // Only those two: the rules that name real columns carry no mark.
+    expect(page.match(/no such (column|table) in the database/g)).toHaveLength(2);
   });
 
   it('previews what the member sees: email masked, ssn hidden by default — as their query gets it', async () => {

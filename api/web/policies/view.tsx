@@ -80,6 +80,36 @@ export function PoliciesPage(props: {
   );
 }
 
+/**
+ * Whether a rule names a table or column the database does not have as its default credential
+ * reads it: a mistyped `ssn` rule beside a `users.*` shown rule would leave ssn shown. Nothing is
+ * said when the schema could not be read.
+ */
+function unknownIn(
+  tables: SchemaTable[],
+  r: { schema_name: string | null; table_name: string; column_name: string },
+  foldCase: boolean,
+): 'table' | 'column' | null {
+  if (tables.length === 0) return null;
+  const eq = (a: string, b: string) => (foldCase ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const matching = tables.filter(
+    (t) => eq(t.name, r.table_name) && (r.schema_name === null || eq(t.schema, r.schema_name)),
+  );
+  if (matching.length === 0) return 'table';
+  if (r.column_name === '*') return null;
+  return matching.some((t) => t.columns.some((c) => eq(c.name, r.column_name))) ? null : 'column';
+}
+
+function Unknown(props: { what: 'table' | 'column' | null }) {
+  if (!props.what) return null;
+  return (
+    <>
+      {' '}
+      <span class="badge warn">no such {props.what} in the database</span>
+    </>
+  );
+}
+
 function PolicyEditor(props: Parameters<typeof PoliciesPage>[0] & { p: PolicyView; base: string }) {
   const { p, base } = props;
   const roles = new Set(p.assignments.flatMap((a) => (a.role ? [a.role] : [])));
@@ -105,6 +135,7 @@ function PolicyEditor(props: Parameters<typeof PoliciesPage>[0] & { p: PolicyVie
                 </td>
                 <td data-label="Column">
                   {r.column_name === '*' ? '* (every other column)' : r.column_name}
+                  <Unknown what={unknownIn(props.tables, r, props.db.adapter === 'mysql')} />
                 </td>
                 <td data-label="Treatment">
                   {ACTION_TEXT[r.action]}
