@@ -115,6 +115,16 @@ describe('MySQL writes under a policy: a read of a protected column is refused, 
     );
   });
 
+  it('an alias that differs from another only in case is refused: the server setting decides which it names', () => {
+    for (const sql of [
+      'select (select S.ssn from (select 1 as ssn) s) as leaked from users S',
+      'select S.email from (select 1 as email) s, users S',
+    ])
+      expect(refusal(sql), sql).toMatch(/differs only in case/);
+    // One alias, written the same way each time, resolves as before.
+    expect(rewrite('select u.name from users u')).toBe('SELECT `u`.`name` FROM `users` AS `u`');
+  });
+
   it("a JOIN's ON sees the joined group and the outer queries, not the items before a comma", () => {
     const out = rewrite(
       "select id, (select count(*) from (select 1 as ssn) s, orders o1 join orders o2 on o1.id = o2.id and ssn like '98%') as c from users",

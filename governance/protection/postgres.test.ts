@@ -104,6 +104,21 @@ describe('Postgres rewriter: a subquery claims only the columns the server gives
     );
   });
 
+  it('ORDER BY, LIMIT and OFFSET of a VALUES list are rewritten like any other clause', async () => {
+    for (const sql of [
+      "values (1) limit (select case when ssn like '1%' then 1 else 0 end from users where id = 1)",
+      'select (values (1) order by (select ssn::int from users where id = 1))',
+      "with c as (values (1) offset (select count(*) from users where ssn like '1%')) select * from c",
+      'insert into orders (id) values (1) limit (select length(email) from users limit 1)',
+    ])
+      expect(await flat(sql).catch((e: Error) => e.message), sql).toMatch(
+        /md5\('salt:' \|\| users\.ssn::text\)|reads the protected column/,
+      );
+    expect(await flat('values (2), (1) order by column1 limit 1')).toBe(
+      'VALUES (2), (1) ORDER BY column1 LIMIT 1',
+    );
+  });
+
   it("a JOIN's ON sees its two sides and the outer queries, not the FROM items before the join", async () => {
     const sql =
       'select (select count(*) from (select 1 as ssn) s, orders o1 join orders o2 on o1.id = o2.id and ssn::int = 1) from users';

@@ -118,7 +118,15 @@ export class PgRewriter implements Rewrite {
       const scope = outer.push({ entries: [], using: new Set() });
       this.rewriteKey(sel, 'valuesLists', scope, visible);
       const first = as(list(sel.valuesLists)[0], 'List');
-      return list(first?.items).map((_, i) => `column${i + 1}`);
+      const outputs = list(first?.items).map((_, i) => `column${i + 1}`);
+      // VALUES takes ORDER BY, LIMIT and OFFSET too (transformValuesClause): they see its
+      // columns, and a sub-select there reads tables like any other.
+      const own = outer.push({
+        entries: [{ kind: 'derived', refName: '', columns: outputs }],
+        using: new Set(),
+      });
+      for (const k of ['sortClause', 'limitCount', 'limitOffset']) this.rewriteKey(sel, k, own, visible);
+      return outputs;
     }
     const level: Level = { entries: [], using: new Set() };
     const trees = list(sel.fromClause).map((item) => fromItem(this, item, level, outer, visible));

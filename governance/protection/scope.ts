@@ -79,19 +79,31 @@ export class Scope {
     return entry.kind === 'base' ? this.baseColumn(entry, column) : { kind: 'derived' };
   }
 
-  /** The FROM item a qualifier names, innermost level first. */
+  /**
+   * The FROM item a qualifier names, innermost level first. MySQL compares table aliases (and,
+   * with lower_case_table_names=0, table names) by exact case, column names without: where the
+   * exact and the case-folded reading of a qualifier pick different items, the server's setting
+   * decides which one it reads, so the reference is refused.
+   */
   findEntry(qualifier: string[]): Entry | null {
+    const found = this.findEntryBy(qualifier, this.foldCase);
+    if (this.foldCase && this.findEntryBy(qualifier, false) !== found)
+      throw new ProtectionRefusedError(
+        `${qualifier.join('.')} names a table whose alias differs only in case from another's; give them distinct names`,
+      );
+    return found;
+  }
+
+  private findEntryBy(qualifier: string[], foldCase: boolean): Entry | null {
+    const eq = (a: string, b: string) => (foldCase ? a.toLowerCase() === b.toLowerCase() : a === b);
     const table = qualifier[qualifier.length - 1]!;
     const schema = qualifier.length >= 2 ? qualifier[qualifier.length - 2]! : null;
     if (qualifier.length > 3)
       throw new ProtectionRefusedError(`the reference ${qualifier.join('.')} is not supported`);
     for (let l = this.levels.length - 1; l >= 0; l--) {
       for (const e of this.levels[l]!.entries) {
-        if (!this.eq(e.refName, table)) continue;
-        if (
-          schema !== null &&
-          !(e.kind === 'base' && e.schemaQualifier !== null && this.eq(e.rel.schema, schema))
-        )
+        if (!eq(e.refName, table)) continue;
+        if (schema !== null && !(e.kind === 'base' && e.schemaQualifier !== null && eq(e.rel.schema, schema)))
           continue;
         return e;
       }
