@@ -93,9 +93,10 @@ export function rowsOf(r: QueryResult): number {
 /**
  * What the person's policy does to each result column, by name: a column is marked only when
  * every table column of that name the policy protects is treated alike and no table shows a
- * column of that name, so a mark never claims protection for data that is shown as it is.
+ * column of that name, so a mark never claims protection for data that is shown as it is. The
+ * console and an approved request's result use it.
  */
-async function columnMarks(
+export async function columnMarks(
   deps: GovernanceDeps,
   who: Person,
   q: { databaseId: string; credentialId: string },

@@ -5,8 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WritePreview } from '../../governance/preview/index.ts';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { firstOrganization } from '../../store/users.ts';
+import { signIn } from '../helpers/service.ts';
 import { SECRETS } from './protection-fixture.ts';
 import { startMariadbTarget, startPostgresTarget, type Target } from './protection-targets.ts';
+
+const MASKED_PASSWORD = 'masked reviewer password 1';
 
 const ENGINES = [
   { name: 'PostgreSQL', start: startPostgresTarget, sleep: 'pg_sleep(3) is not null' },
@@ -24,11 +27,11 @@ describe.each(ENGINES)('write preview on $name', ({ start, sleep }) => {
     const org = (await firstOrganization(svc.deps.sql))!;
     const token = async (userId: string) =>
       (await createPersonalToken(svc.deps.sql, { userId, name: 't', expiresAt: null })).secret;
-    const person = async (email: string, role: 'member' | 'admin') =>
-      (await createUser(svc.deps.sql, { orgId: org.id, email, role, password: null })).id;
+    const person = async (email: string, role: 'member' | 'admin', password: string | null = null) =>
+      (await createUser(svc.deps.sql, { orgId: org.id, email, role, password })).id;
     // The author and the masked reviewer are members (the fixture's policy); the admin has none.
     tokens.author = await token(await person('author@example.test', 'member'));
-    tokens.masked = await token(await person('masked@example.test', 'member'));
+    tokens.masked = await token(await person('masked@example.test', 'member', MASKED_PASSWORD));
     tokens.admin = await token(await person('reviewer@example.test', 'admin'));
     const res = await svc.fetch(`/api/v1/desk/databases/${t.fx.databaseId}`, {
       headers: { 'x-api-key': svc.apiKey },
@@ -94,6 +97,15 @@ describe.each(ENGINES)('write preview on $name', ({ start, sleep }) => {
     const text = JSON.stringify(p);
     for (const s of [...SECRETS.emails, ...SECRETS.ssns, ...SECRETS.phones]) expect(text).not.toContain(s);
     expect(p.before.map((r) => r[p.columns.indexOf('email')])).toEqual(['****', '****']);
+    // On the request's page the cells the policy hides or masks say so, never a bare null.
+    const session = await signIn(t.fx.svc, 'masked@example.test', MASKED_PASSWORD);
+    const page = await (
+      await t.fx.svc.fetch(`/reviews/${id}`, { headers: { cookie: session.cookie } })
+    ).text();
+    const card = page.slice(page.indexOf('aria-label="Write preview"'));
+    expect(card).toContain('data-protection="hidden"');
+    expect(card).toContain('data-protection="masked"');
+    expect(card).not.toMatch(/<td class="muted">null<\/td>/);
   });
 
   it('DELETE shows the rows it would remove; DDL the current definition', async () => {

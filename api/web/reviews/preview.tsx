@@ -14,8 +14,14 @@ const LEVELS: Record<string, string> = {
  * `level` is the request's own assessed level, shown above the card (reviews/view.tsx): the
  * preview repeats its risk only when the reader's count puts it at another level.
  */
-export function PreviewCard(props: { p: WritePreview; level?: string | null }) {
+export function PreviewCard(props: {
+  p: WritePreview;
+  level?: string | null;
+  /** Cells the reader's policy masks or hides are labelled, not shown as data or NULL. */
+  marks?: Array<string | null> | undefined;
+}) {
   const { p } = props;
+  const marked = props.marks ? { marks: props.marks } : {};
   const risky = p.risk.level !== 'ordinary';
   const same = props.level === p.risk.level;
   return (
@@ -43,13 +49,13 @@ export function PreviewCard(props: { p: WritePreview; level?: string | null }) {
           <p class="muted small">
             Before{p.count !== null && p.count > p.before.length ? ` (first ${p.before.length})` : ''}
           </p>
-          <ResultTable columns={p.columns} rows={p.before} />
+          <ResultTable columns={p.columns} rows={p.before} {...marked} />
         </>
       ) : null}
       {p.after.length > 0 ? (
         <>
           <p class="muted small">After{p.assigned.length ? ` (${p.assigned.join(', ')} changed)` : ''}</p>
-          <ResultTable columns={p.columns} rows={p.after} />
+          <ResultTable columns={p.columns} rows={p.after} {...marked} />
         </>
       ) : null}
       {p.undo ? (

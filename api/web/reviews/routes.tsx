@@ -15,6 +15,7 @@ import {
 } from '../../../governance/requests.ts';
 import { listPeople } from '../../../identity/directory.ts';
 import { listDatabases } from '../../../registry/databases.ts';
+import { columnMarks } from '../../../workspace/console.ts';
 import { queryOnly } from '../../middleware/access-settled.ts';
 import { ResultTable } from '../kit/components.tsx';
 import { attempt, type PageEnv, pageCaller, redirectWith, render } from '../kit/page-context.tsx';
@@ -74,15 +75,24 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
     if (!found.ok) return render(c, 'reviews', 'Not found', <p class="error">No such query request.</p>, 404);
     const v = found.value;
     const r = v.request;
-    const [users, dbs] = await Promise.all([
+    const columns = v.preview?.columns ?? [];
+    const [users, dbs, marks] = await Promise.all([
       listPeople(deps.sql, pageCaller(c)),
       listDatabases(deps.sql, pageCaller(c), { limit: 500 }),
+      // The preview is read under this reader's policy: its protected cells are labelled.
+      columnMarks(
+        gov,
+        { orgId: p.orgId, userId: p.userId, role: p.role },
+        { databaseId: r.database_id, credentialId: r.credential_id },
+        columns,
+      ).catch(() => undefined),
     ]);
     const ctx = {
       reviews: { [r.id]: v.reviews },
       revisions: { [r.id]: v.revisions ?? [] },
       approvals: v.requirement ? { [r.id]: { requirement: v.requirement, valid: v.validApprovals } } : {},
       previews: { [r.id]: v.preview ?? null },
+      previewMarks: marks ? { [r.id]: marks } : {},
       csrf: c.get('csrfToken'),
       role: p.role,
       emails: Object.fromEntries(users.map((u) => [u.id, u.email])),
@@ -157,6 +167,16 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
     const out = await attempt(() => runRequest(gov, pageCaller(c), c.req.param('id'), bypass));
     if (!out.ok) return redirectWith(c, '/reviews', 'error', out.error.detail);
     const r = out.value.outcome.result;
+    // Cells the runner's policy masks or hides are labelled as the console labels them; without
+    // the marks (the schema unreadable) they show as the values they were given.
+    const p = c.get('principal');
+    const ran = out.value.view.request;
+    const marks = await columnMarks(
+      gov,
+      { orgId: p.orgId, userId: p.userId, role: p.role },
+      { databaseId: ran.database_id, credentialId: ran.credential_id },
+      r.columns,
+    ).catch(() => undefined);
     return render(
       c,
       'reviews',
@@ -170,7 +190,13 @@ export function reviewPageRoutes(deps: Deps): Hono<PageEnv> {
           <p class="warning">Run without the required reviews; recorded as a bypass in the audit log.</p>
         ) : null}
         {r.columns.length > 0 ? (
-          <ResultTable columns={r.columns} rows={r.rows} truncated={r.truncated} messages={r.messages} />
+          <ResultTable
+            columns={r.columns}
+            rows={r.rows}
+            truncated={r.truncated}
+            messages={r.messages}
+            {...(marks ? { marks } : {})}
+          />
         ) : (
           // A write returns no columns: say how many rows it changed, not "No rows".
           <p class="notice" role="status" id="rows-affected">

@@ -19,6 +19,8 @@ export interface ReviewContext {
   revisions: Record<string, RevisionRow[]>;
   /** Write previews of the requests shown, as this reader may see them. */
   previews?: Record<string, WritePreview | null>;
+  /** Per preview column, what this reader's policy does to it (workspace/console.ts columnMarks). */
+  previewMarks?: Record<string, Array<string | null>>;
   /** What each request's risk level requires, and whose approvals count now. */
   approvals?: Record<string, { requirement: Requirement; valid: string[] }>;
 }
@@ -117,6 +119,7 @@ function RequestCard(props: { r: QueryRequestRow; ctx: ReviewContext; mine: bool
       {ctx.previews?.[r.id] ? (
         <PreviewCard
           p={ctx.previews[r.id]!}
+          marks={ctx.previewMarks?.[r.id]}
           level={ctx.approvals?.[r.id]?.requirement.level ?? r.risk_level}
         />
       ) : null}
