@@ -23,7 +23,12 @@ const OptionalText = v.optional(v.nullable(v.pipe(v.string(), v.trim(), v.maxLen
 const Timeout = v.nullable(
   v.pipe(v.number(), v.integer('must be a whole number of seconds'), v.minValue(1), v.maxValue(86_400)),
 );
-const Reviews = v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(0), v.maxValue(20));
+const Reviews = v.pipe(
+  v.number(),
+  v.integer('must be a whole number'),
+  v.minValue(0, 'must be from 0 to 20'),
+  v.maxValue(20, 'must be from 0 to 20'),
+);
 
 /** Approvals a risk level needs, and optionally the role its approvers must hold (governance/risk-rules.ts). */
 const LevelReviews = v.strictObject(

@@ -167,6 +167,30 @@ describe('the Databases page', () => {
     expect(bad).not.toContain('unused');
   });
 
+  it("a refused credential edit marks that credential's form, opened, and no other", async () => {
+    const { html } = await page(dbPath);
+    const ids = [...html.matchAll(/action="\/databases\/db_\w+\/credentials\/(crd_\w+)\/check"/g)].map(
+      (m) => m[1]!,
+    );
+    const res = await post(
+      `${dbPath}/credentials/${ids[0]}`,
+      new URLSearchParams({ _csrf: admin.csrf, username: 'x', reviews_required: '-3' }),
+    );
+    expect(res.status).toBe(422);
+    const body = await res.text();
+    const invalid = [...body.matchAll(/id="f-([\w-]+)"[^>]*aria-invalid="true"/g)].map((m) => m[1]);
+    expect(invalid).toEqual([`${ids[0]}-reviews_required`]);
+    expect(body).toContain('must be from 0 to 20');
+    // Its Edit section is open, the others' are not.
+    const form = body.indexOf(`action="${dbPath}/credentials/${ids[0]}"`);
+    expect(body.lastIndexOf('<details', form)).toBe(body.lastIndexOf('<details open=""', form));
+    expect(body).not.toMatch(
+      new RegExp(
+        `<details open="">\\s*<summary>Edit</summary>\\s*<form method="post" action="${dbPath}/credentials/${ids[1]}"`,
+      ),
+    );
+  });
+
   it('grants the restricted credential to a role from the page', async () => {
     const { html } = await page(dbPath);
     const restricted = [

@@ -181,21 +181,29 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
   async function credentialChange(c: PageContext, id: string | null) {
     const entry = credentialPatchFromForm(await posted(c), id);
     const parsed = v.safeParse(PatchDatabase, { credentials: [entry] });
-    if (!parsed.success) return detailPage(c, { errors: issuesOf(parsed.issues, true) }, 422);
+    // The errors go to this credential's form (or the add form), opened, and to no other.
+    const erred = id ?? 'new';
+    if (!parsed.success) return detailPage(c, { errors: issuesOf(parsed.issues, true), erred }, 422);
     return change(
       c,
       () => patchDatabase(deps, pageCaller(c), c.req.param('id') ?? '', parsed.output),
       id ? 'Credential saved.' : 'Credential added.',
-      true,
+      erred,
     );
   }
 
   /** Runs a change, then back to the database page with what happened (Post/Redirect/Get). */
-  async function change(c: PageContext, fn: () => Promise<unknown>, done: string, credentialForm = false) {
+  /** `erred`: the credential form a refusal's field errors belong to (null: the page's others). */
+  async function change(
+    c: PageContext,
+    fn: () => Promise<unknown>,
+    done: string,
+    erred: string | null = null,
+  ) {
     const out = await attempt(fn);
     const page = `/databases/${c.req.param('id')}`;
     if (out.ok) return redirectWith(c, page, 'notice', done);
-    if (out.error.errors) return detailPage(c, { errors: errorsOf(out.error, credentialForm) }, 422);
+    if (out.error.errors) return detailPage(c, { errors: errorsOf(out.error, erred !== null), erred }, 422);
     return redirectWith(c, page, 'error', out.error.detail);
   }
 
@@ -233,7 +241,11 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
 
   async function detailPage(
     c: PageContext,
-    extra: { errors?: FieldErrors; checked?: { credentialId: string; message: string } },
+    extra: {
+      errors?: FieldErrors;
+      erred?: string | null;
+      checked?: { credentialId: string; message: string };
+    },
     status: 200 | 422 = 200,
   ) {
     const p = c.get('principal');
@@ -260,6 +272,7 @@ export function databasePageRoutes(deps: Deps): Hono<PageEnv> {
         people={await listPeople(deps.sql, pageCaller(c))}
         agents={await agentsOf(p.orgId)}
         errors={extra.errors ?? {}}
+        erred={extra.erred ?? null}
         csrf={c.get('csrfToken')}
         checked={extra.checked}
         notice={c.req.query('notice')}

@@ -233,6 +233,11 @@ export interface DatabaseDetailProps {
   people: UserRow[];
   agents: Array<{ id: string; name: string }>;
   errors: FieldErrors;
+  /**
+   * The credential form the errors belong to: a credential's id, `new` for the add form, null
+   * for the database settings. Only that form shows them, opened.
+   */
+  erred?: string | null;
   csrf: string;
   checked?: { credentialId: string; message: string } | undefined;
   notice?: string | undefined;
@@ -240,6 +245,7 @@ export interface DatabaseDetailProps {
 }
 
 export function DatabaseDetail(props: DatabaseDetailProps) {
+  const errorsOf = (form: string | null) => (props.erred === form ? props.errors : {});
   const { db } = props;
   const base = `/databases/${db.id}`;
   const person = (id: string | null) => props.people.find((p) => p.id === id)?.email ?? id ?? '';
@@ -275,7 +281,7 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
               {props.checked.message === 'ok' ? 'Connected: ok.' : props.checked.message}
             </p>
           ) : null}
-          <details>
+          <details open={props.erred === c.id}>
             <summary>Edit</summary>
             <form method="post" action={`${base}/credentials/${c.id}`}>
               <Csrf token={props.csrf} />
@@ -283,7 +289,7 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
                 idScope={c.id}
                 prefix=""
                 cred={c}
-                errors={props.errors}
+                errors={errorsOf(c.id)}
                 isNew={false}
                 defaultControl={
                   c.default_credential ? null : (
@@ -345,7 +351,7 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
           ) : null}
         </div>
       ))}
-      <details>
+      <details open={props.erred === 'new'}>
         <summary>Add a credential</summary>
         <form method="post" action={`${base}/credentials`} class="card">
           <Csrf token={props.csrf} />
@@ -353,7 +359,7 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
             idScope="new"
             prefix=""
             cred={{ reviews_required: 1 }}
-            errors={props.errors}
+            errors={errorsOf('new')}
             isNew
             defaultControl={
               <label class="check">
@@ -404,7 +410,7 @@ export function DatabaseDetail(props: DatabaseDetailProps) {
       <h2>Settings</h2>
       <form method="post" action={base} enctype="multipart/form-data" class="card wide">
         <Csrf token={props.csrf} />
-        <DatabaseSettings db={db} errors={props.errors} agents={props.agents} />
+        <DatabaseSettings db={db} errors={errorsOf(null)} agents={props.agents} />
         <button type="submit">Save settings</button>
       </form>
       <details>
