@@ -2,6 +2,8 @@
 // /v1/dashboards (SPEC.md 2.3, 4.3) against a real service, PostgreSQL and Temporal: every
 // endpoint and its errors, restricted access, governed panel queries, and row actions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servers } from '../harness/servers.ts';
+import { signIn } from '../helpers/service.ts';
 import { CUSTOMERS, type DashboardWorld, startDashboardWorld } from './fixture.ts';
 
 let w: DashboardWorld;
@@ -498,5 +500,63 @@ describe('row actions', () => {
     expect(bad.body.errors![0]!.path).toBe('row.id');
     const none = await w.call<Problem>('POST', url(1), { row: {} }, w.member);
     expect(none.status).toBe(422);
+  });
+});
+
+describe('the dashboard page', () => {
+  it("says a panel's database is not open to the viewer, instead of calling it missing", async () => {
+    // A database restricted to its registrant; its panel on a dashboard shared with everyone.
+    const pg = servers().postgres;
+    const hidden = await w.call<{ id: string; credentials: Array<{ id: string }> }>(
+      'POST',
+      '/api/v1/desk/databases',
+      {
+        name: 'Finance',
+        adapter: 'postgres',
+        hostname: pg.host,
+        port: pg.port,
+        database: pg.database,
+        restrict_access: true,
+        credentials: [
+          { username: pg.user, password: pg.password, reviews_required: 0, default_credential: true },
+        ],
+      },
+      w.superAdmin,
+    );
+    expect(hidden.status).toBe(201);
+    const made = await w.call<Dashboard>(
+      'POST',
+      '/v1/dashboards',
+      {
+        name: 'Everyone sees this',
+        restricted_access: false,
+        panels: [
+          {
+            title: 'Ledger',
+            inputs: [],
+            actions: [],
+            details: {
+              __type__: 'query',
+              query: 'select 1 as n',
+              credential_id: hidden.body.credentials[0]!.id,
+            },
+          },
+        ],
+      },
+      w.superAdmin,
+    );
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const session = await signIn(w.env.svc, w.member.email, w.member.password);
+    const page = await (
+      await w.env.svc.fetch(`/dashboards/${made.body.id}`, { headers: { cookie: session.cookie } })
+    ).text();
+    expect(page).toContain('This panel&#39;s database or credential is not open to you');
+    expect(page).not.toContain('no such database');
+    // Its owner sees the panel's rows.
+    const own = await signIn(w.env.svc, w.superAdmin.email, w.superAdmin.password);
+    const mine = await (
+      await w.env.svc.fetch(`/dashboards/${made.body.id}`, { headers: { cookie: own.cookie } })
+    ).text();
+    expect(mine).not.toContain('is not open to you');
   });
 });

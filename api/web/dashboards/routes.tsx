@@ -47,7 +47,14 @@ export function dashboardPageRoutes(deps: Deps): Hono<PageEnv> {
           return { panel, values, state: { status: 'awaiting_inputs' } };
         // A page view never opens a query request: 'view' answers review_required instead.
         const ran = await attempt(() => runPanel(gov, v, { dashboard, panel, mode: 'view', inputs: values }));
-        return { panel, values, state: ran.ok ? ran.value : { status: 'error', message: ran.error.detail } };
+        if (ran.ok) return { panel, values, state: ran.value };
+        // Access answers an unreachable database or credential as not found (it does not say
+        // which exist); on a panel someone shared, that reads as a broken panel, not as access.
+        const message =
+          ran.error.status === 404
+            ? "This panel's database or credential is not open to you: ask the dashboard's owner or an admin for access."
+            : ran.error.detail;
+        return { panel, values, state: { status: 'error', message } };
       }),
     );
     const workflowNames: Record<string, string> = {};
