@@ -106,7 +106,10 @@ export async function executeGoverned(deps: GovernanceDeps, x: Execution): Promi
           pool.execute(plan.statement, plan.params, {
             maxRows: x.maxRows,
             timeoutSeconds: x.timeoutSeconds,
-            readOnly: x.readOnly === true,
+            // An AI client's read runs read-only too: the classifier is a list, and a SELECT can
+            // still write through a function (lo_create, a user function); only a write the
+            // organization let AI make (originLimits) runs read-write.
+            readOnly: x.readOnly === true || (x.origin === 'ai' && x.classification !== 'write'),
             ...(x.backup ? { backup: x.backup } : {}),
             ...session,
           }),

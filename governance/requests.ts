@@ -264,8 +264,10 @@ export async function editRequest(
   // only for the write (an embedded store serves one transaction at a time, so a read beside it
   // would wait forever).
   let need: Requirement | null = null;
+  let assessed: number | null = null;
   if (sqlChanged) {
     const { request: r, db } = await visibleRequest(deps.sql, caller, id, false);
+    assessed = r.revision;
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`${aRequest(r.status)} cannot be edited`);
     // An undo binds the kept rows to its statement: another statement could read them out.
@@ -276,6 +278,10 @@ export async function editRequest(
     const { request: r, db } = await visibleRequest(tx, caller, id, true);
     requireAuthor(actor, r, 'edit a query request');
     if (!OPEN.includes(r.status)) throw conflict(`${aRequest(r.status)} cannot be edited`);
+    // The requirement was assessed on the revision read before the lock: another edit since
+    // would leave this one storing that requirement beside a statement it was not assessed for.
+    if (sqlChanged && r.revision !== assessed)
+      throw conflict('the request was edited meanwhile; read it again and repeat your edit');
     const statement = input.statement ?? r.statement;
     if (sqlChanged) {
       // Reviewers see what the edit changed against the revision they approved.

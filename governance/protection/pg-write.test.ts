@@ -148,6 +148,15 @@ describe('Postgres writes under a policy: a read of a protected column is refuse
       expect(await rewrite(sql), sql).toMatch(/^ALTER /);
   });
 
+  it('RETURNING qualifier.* with a qualifier the scope does not know is refused, never skipped', async () => {
+    for (const sql of [
+      "update users set name = 'x' where id = 1 returning public.users.*",
+      'delete from users returning old.*',
+      "update users set name = 'x' returning new.*",
+    ])
+      await expect(rewrite(sql), sql).rejects.toThrow(/missing FROM-clause entry/);
+  });
+
   it('a hashed column is not written: a written guess would match the stored hashes', async () => {
     for (const sql of [
       "update users set ssn = '123-45-6789' where id = 100",

@@ -7,7 +7,7 @@ import type { DbSchema, RelationInfo } from '../../sql/catalog.ts';
 import { as, type Fields, isObj, kindOf, list, names, sval } from '../../sql/pg-tree.ts';
 import { type Ctes, fromItem, type Rewrite, withClause } from './pg-from.ts';
 import { checkFunction, checkOperator, STATEMENT_NAMES } from './pg-refuse.ts';
-import { ProtectionRefusedError, type RuleBook, WriteReads } from './rules.ts';
+import { ProtectionRefusedError, type RuleBook, UnknownObjectError, WriteReads } from './rules.ts';
 import { type BaseEntry, type Level, Scope } from './scope.ts';
 
 /** Statement kinds a policy lets run when they read nothing protected, with their names. */
@@ -195,8 +195,13 @@ class PgWriteCheck {
       if (kindOf(fields.at(-1)) === 'A_Star') {
         // `RETURNING *` reads every column of the qualified entry, or of every entry.
         const qualifier = names(fields.slice(0, -1));
-        const entries = qualifier.length ? [scope.findEntry(qualifier)] : (scope.innermost?.entries ?? []);
-        for (const e of entries) if (e?.kind === 'base') this.readAll(e.rel);
+        const named = qualifier.length ? scope.findEntry(qualifier) : null;
+        // A qualifier the scope does not know (`public.users.*` written without the schema in
+        // FROM, PostgreSQL 18's old.* and new.*) is refused as the read path refuses it.
+        if (qualifier.length && !named)
+          throw new UnknownObjectError(`missing FROM-clause entry for table "${qualifier.at(-1)}"`);
+        const entries = named ? [named] : (scope.innermost?.entries ?? []);
+        for (const e of entries) if (e.kind === 'base') this.readAll(e.rel);
         continue;
       }
       rt.val = this.rw.expr(rt.val, scope, ctes);

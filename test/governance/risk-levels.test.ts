@@ -3,6 +3,8 @@
 // ordinary — and a request runs only once it has them. The level is assessed on submission and
 // again on each edit, shown with why and "n of m approvals", and recorded in the audit chain.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userCaller } from '../../audit/actors.ts';
+import { editRequest } from '../../governance/requests.ts';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
 import { firstOrganization } from '../../store/users.ts';
 import { signIn } from '../helpers/service.ts';
@@ -140,6 +142,45 @@ describe('risk levels on PostgreSQL', () => {
       select reviews_required, detail from audit_log where request_id = ${r.id} and outcome = 'pending'`;
     expect(entry?.reviews_required).toBe(2);
     expect(entry?.detail).toMatch(/2 approval\(s\); risk ddl: Create changes the structure/);
+  });
+
+  it('an edit assessed on a revision that another edit replaced meanwhile is refused, not stored with the old level', async () => {
+    const r = await w.submit('select 1');
+    expect(r.risk).toBeNull();
+    const { svc } = w.t.fx;
+    const [author] = await svc.deps.sql<Array<{ id: string; org_id: string }>>`
+      select id, org_id from users where email = 'author@risk.example.test'`;
+    const caller = userCaller(author!.org_id, { kind: 'user', userId: author!.id, role: 'admin' });
+    // This edit (parameters only) is assessed on `select 1`, then held before its transaction.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held = () => {};
+    const assessed = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    const sql = new Proxy(svc.deps.sql, {
+      get(target, key, receiver) {
+        if (key !== 'begin') return Reflect.get(target, key, receiver);
+        return async (...args: unknown[]) => {
+          held();
+          await gate;
+          return (target.begin as (...a: unknown[]) => unknown)(...args);
+        };
+      },
+    });
+    const slow = editRequest({ ...svc.deps, sql }, caller, r.id, { params: [] }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    await assessed;
+    // Meanwhile the author turns it into DDL, which needs 2 approvals.
+    const ddl = await w.call('author', 'PATCH', `/${r.id}`, { statement: 'create table risk_race (id int)' });
+    expect(ddl.status, await ddl.clone().text()).toBe(200);
+    release();
+    expect(await slow).toMatchObject({ status: 409 });
+    expect(await w.get(r.id)).toMatchObject({ reviews_required: 2, risk: { level: 'ddl' } });
   });
 
   it('an UPDATE touching more than N rows is large; an edit to fewer rows is assessed again', async () => {

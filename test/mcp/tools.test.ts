@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userCaller } from '../../audit/actors.ts';
 import { reviewRequest } from '../../governance/requests.ts';
 import { createPersonalToken, createUser } from '../../identity/manage.ts';
+import { withHarnessPostgres } from '../helpers/harness-postgres.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { connect } from '../oauth/flow.ts';
 import { callTool, createTable, mcpClient, registerDatabase } from './target.ts';
@@ -73,6 +74,20 @@ describe('run_query governance for AI (SPEC.md 1.4, 8)', () => {
   it('caps rows at ai_max_rows', async () => {
     const out = await q(dbs.open!.id, `select id from ${TABLE} order by id`);
     expect(out.data).toMatchObject({ status: 'executed', num_rows: 5, truncated: true });
+  });
+
+  it('runs reads in a read-only transaction: a SELECT that writes through a function fails', async () => {
+    // A user function that writes: the classifier can only read `select fn()` as a read.
+    const fn = `${TABLE}_touch`;
+    await withHarnessPostgres((sql) =>
+      sql.unsafe(
+        `create or replace function ${fn}() returns int language sql as 'update ${TABLE} set name = ''touched'' where id = 1 returning 1'`,
+      ),
+    );
+    const out = await q(dbs.open!.id, `select ${fn}() as n`);
+    expect(JSON.stringify(out)).toMatch(/read-only transaction/);
+    const [row] = await withHarnessPostgres((sql) => sql.unsafe(`select name from ${TABLE} where id = 1`));
+    expect(row!.name).toBe('name 1');
   });
 
   it('refuses a database without ai_enabled', async () => {
