@@ -5,10 +5,11 @@ import * as v from 'valibot';
 import type { Caller, QueryActor, QueryOrigin } from '../../audit/actors.ts';
 import { changeOf, isEmptyChange } from '../../audit/event-types.ts';
 import { recordEvent } from '../../audit/events.ts';
-import { conflict, notFound, validationFailed } from '../../core/errors.ts';
+import { conflict, forbidden, notFound, validationFailed } from '../../core/errors.ts';
 import { parseInput } from '../../core/input.ts';
 import {
   type AssignmentRow,
+  applicablePolicy,
   assignPolicy,
   deletePolicy as deletePolicyRow,
   findPolicy,
@@ -118,7 +119,11 @@ export async function createPolicy(
       hash_salt: randomBytes(16).toString('hex'),
     }).catch(onDuplicateName);
     await replaceRules(tx, policy.id, input.rules.map(toRuleRow));
-    if (input.assignments) await assignAll(tx, orgId, policy, input.assignments);
+    if (input.assignments) {
+      const mine = await ownPolicy(tx, actor, databaseId);
+      await assignAll(tx, orgId, policy, input.assignments);
+      await keptOwn(tx, actor, databaseId, mine);
+    }
     const created = await view(tx, policy);
     await auditPolicy(tx, actor, origin, 'policy.created', null, created);
     return created;
@@ -142,7 +147,10 @@ export async function patchPolicy(
     const policy = await updatePolicy(tx, id, { name: input.name, description: input.description }).catch(
       onDuplicateName,
     );
-    if (input.rules) await replaceRules(tx, id, input.rules.map(toRuleRow));
+    if (input.rules) {
+      await notOwn(tx, actor, databaseId, id);
+      await replaceRules(tx, id, input.rules.map(toRuleRow));
+    }
     const after = await view(tx, policy);
     await auditPolicy(tx, actor, origin, 'policy.updated', before, after);
     return after;
@@ -158,6 +166,7 @@ export async function deletePolicy(
   await mustFindDatabase(sql, orgId, databaseId);
   return sql.begin(async (tx) => {
     const existing = await view(tx, await mustFindPolicy(tx, databaseId, id));
+    await notOwn(tx, actor, databaseId, id);
     await deletePolicyRow(tx, id);
     await auditPolicy(tx, actor, origin, 'policy.deleted', existing, null);
     return existing;
@@ -180,12 +189,33 @@ export async function setAssignments(
   const policy = await mustFindPolicy(sql, databaseId, id);
   return sql.begin(async (tx) => {
     const before = await view(tx, policy);
+    const mine = await ownPolicy(tx, actor, databaseId);
     await tx`delete from data_protection_assignments where policy_id = ${id}`;
     await assignAll(tx, orgId, policy, input);
+    await keptOwn(tx, actor, databaseId, mine);
     const after = await view(tx, policy);
     await auditPolicy(tx, actor, origin, 'policy.assigned', before, after);
     return after;
   });
+}
+
+// docs/security.md (Admin): no one escapes their own data-protection policy. The policy that
+// applies to the caller is not changed or deleted by them, nor moved off them by assignments
+// (to another policy or to none); another admin makes such a change. Taking one on is allowed.
+const OWN = 'this data-protection policy applies to you: another admin must change it';
+
+async function ownPolicy(tx: Tx, actor: QueryActor, databaseId: string): Promise<string | null> {
+  if (actor.kind !== 'user') return null;
+  return (await applicablePolicy(tx, databaseId, actor.userId, actor.role))?.policy.id ?? null;
+}
+
+async function notOwn(tx: Tx, actor: QueryActor, databaseId: string, id: string): Promise<void> {
+  if ((await ownPolicy(tx, actor, databaseId)) === id) throw forbidden(OWN);
+}
+
+async function keptOwn(tx: Tx, actor: QueryActor, databaseId: string, before: string | null): Promise<void> {
+  if (before !== null && (await ownPolicy(tx, actor, databaseId)) !== before)
+    throw forbidden(`${OWN}; these assignments would move you off it`);
 }
 
 async function assignAll(sql: Tx, orgId: string, policy: PolicyRow, input: AssignmentsInput) {

@@ -131,4 +131,50 @@ describe('policies: security', () => {
         .status,
     ).toBe(403);
   });
+
+  it('an admin under a policy cannot loosen, delete or leave it; another admin can, and one may take a policy on', async () => {
+    const org = (await firstOrganization(svc.deps.sql))!;
+    const admin = async (email: string) => {
+      const u = await createUser(svc.deps.sql, { orgId: org.id, email, role: 'admin', password: null });
+      const token = (await createPersonalToken(svc.deps.sql, { userId: u.id, name: 't', expiresAt: null }))
+        .secret;
+      return { id: u.id, as: { authorization: `Bearer ${token}` } };
+    };
+    const ann = await admin('ann.admin@example.test');
+    const bob = await admin('bob.admin@example.test');
+    const hide = [{ table: 'users', column: 'ssn', action: 'hide' }];
+    // Taking a policy on is allowed: Ann assigns one to herself.
+    const made = await call(
+      'POST',
+      base(),
+      { name: 'ann only', rules: hide, assignments: { users: [ann.id] } },
+      ann.as,
+    );
+    expect(made.status, await made.clone().text()).toBe(201);
+    const pid = ((await made.json()) as { id: string }).id;
+    const showAll = [{ table: 'users', column: '*', action: 'show' }];
+    for (const [method, path, body] of [
+      ['PATCH', `${base()}/${pid}`, { rules: showAll }],
+      ['DELETE', `${base()}/${pid}`, undefined],
+      ['PUT', `${base()}/${pid}/assignments`, { users: [], roles: [] }],
+    ] as const) {
+      const res = await call(method, path, body, ann.as);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/applies to you/);
+    }
+    // Nor by a second policy of her own, assigned to her personally (her own assignment wins).
+    const loosened = await call(
+      'POST',
+      base(),
+      { name: 'ann loose', rules: showAll, assignments: { users: [ann.id] } },
+      ann.as,
+    );
+    expect(loosened.status).toBe(403);
+    const [kept] = await svc.deps.sql<Array<{ n: number }>>`
+      select count(*)::int as n from data_protection_policies where name in ('ann loose')`;
+    expect(kept!.n).toBe(0);
+    // Another admin may change it.
+    const byBob = await call('PATCH', `${base()}/${pid}`, { rules: showAll }, bob.as);
+    expect(byBob.status, await byBob.clone().text()).toBe(200);
+  });
 });
