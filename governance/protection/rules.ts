@@ -79,8 +79,8 @@ export const SHOWN = SHOW;
  * The policy as a write reads it: nothing is masked, because a masked value written back
  * would corrupt the data, so a write that reads a column the policy does not show is refused,
  * naming the column and the clause that reads it (README "Writes under a policy"). Assigning
- * to a protected column is not a read and never reaches `treatment`; `assigned` refuses only a
- * hashed one.
+ * to a protected column is not a read and never reaches `treatment`; `assigned` checks where
+ * the value lands.
  */
 export class WriteReads extends RuleBook {
   /** The clause being analyzed, as the refusal names it (`the WHERE clause`). */
@@ -103,25 +103,26 @@ export class WriteReads extends RuleBook {
   /**
    * A column the write assigns. A hashed column is the one treatment that answers equality
    * (`a.ssn = b.ssn` compares the two hashes): a guess written into it could be matched against
-   * the stored values by a join, so under the policy it is not written.
+   * the stored values by a join, so under the policy it is not written. The same value reaches
+   * a table through a view on it, or through a partition or child its scans read, where the
+   * table's rules apply and the written name's do not: no value goes through a view, nor into a
+   * column of a child the policy does not show.
    */
   assigned(rel: RelationInfo, column: string): void {
     if (this.inner.restoresKeptRows) return;
-    // The same value reaches a table through a view on it, or through a partition or child its
-    // scans read, where the table's rules (the hash) apply but the written name's do not.
     if (rel.kind === 'view')
       throw new ProtectionRefusedError(
         `${this.statement} writes through the view ${rel.name}: under a data-protection policy the rules of the table behind it cannot be checked; write to the table`,
       );
-    if (rel.inherits && this.inner.treatment(rel.schema, rel.name, column).action !== 'show')
+    const action = this.inner.treatment(rel.schema, rel.name, column).action;
+    if (rel.inherits && action !== 'show')
       throw new ProtectionRefusedError(
         `${this.statement} writes ${rel.name}.${column}, a column your policy does not show, of a partition or child table: its rows are also read as its parent's; write to the parent`,
       );
-    if (this.inner.treatment(rel.schema, rel.name, column).action === 'hash') {
+    if (action === 'hash')
       throw new ProtectionRefusedError(
         `${this.statement} writes ${rel.name}.${column}, which your data-protection policy shows hashed: a value written there could be matched against the stored ones; ask for the column to be hidden or masked for you instead`,
       );
-    }
   }
 
   refusal(table: string, column: string): ProtectionRefusedError {
